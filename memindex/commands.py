@@ -1,0 +1,1 @@
+"""Registers the subcommands that live outside cli.py (kept out of the hook's imports)."""

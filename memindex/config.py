@@ -1,0 +1,174 @@
+"""Read and validate `<root>/memory-config.json` once.
+
+A wrong type or value never crashes anything: it yields one warning and the default.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+from .defaults import CATEGORIES, CONFIG_FILE, DEFAULT_CATEGORY_DESCRIPTIONS
+
+
+class Leaf:
+    """One configurable value: its default and what a valid value looks like. Out of range,
+    a value is clamped (max_inject, as the old system did) or rejected."""
+
+    __slots__ = ("default", "lo", "hi", "choices", "clamp")
+
+    def __init__(
+        self,
+        default: object,
+        lo: float | None = None,
+        hi: float | None = None,
+        choices: tuple[str, ...] | None = None,
+        clamp: bool = False,
+    ) -> None:
+        self.default, self.lo, self.hi, self.choices, self.clamp = default, lo, hi, choices, clamp
+
+    def check(self, value: object) -> tuple[object, str | None]:
+        """Return (value to use, warning or None)."""
+        want = type(self.default)
+        if want is bool:
+            if isinstance(value, bool):
+                return value, None
+            return self.default, f"expected true or false, got {value!r}"
+        if want in (int, float):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                return self.default, f"expected a number, got {value!r}"
+            if isinstance(value, float) and not math.isfinite(value):
+                return self.default, f"expected a finite number, got {value!r}"
+            if want is int and isinstance(value, float):
+                if not value.is_integer():
+                    return self.default, f"expected an integer, got {value!r}"
+                value = int(value)
+            lo, hi = self.lo, self.hi
+            if (lo is not None and value < lo) or (hi is not None and value > hi):
+                if self.clamp:
+                    return want(min(max(value, lo), hi)), None
+                return self.default, f"{value!r} is outside {lo}..{hi}"
+            return want(value), None
+        if not isinstance(value, str):
+            return self.default, f"expected a string, got {value!r}"
+        if self.choices and value not in self.choices:
+            return self.default, f"{value!r} is not one of {', '.join(self.choices)}"
+        return value, None
+
+
+SPEC: dict[str, object] = {
+    "retrieval": {
+        "enabled": Leaf(True),
+        "max_inject": Leaf(3, 0, 20, clamp=True),
+        "match_strategy": Leaf("fts5_bm25", choices=("fts5_bm25", "title_tags")),
+        # auto-inject keeps hits scoring at least this fraction of the best hit
+        "relative_cutoff": Leaf(0.5, 0.0, 1.0),
+        # auto-inject needs the best hit to cover this share of the prompt's term weight
+        "min_coverage": Leaf(0.3, 0.0, 1.0),
+        "min_prompt_chars": Leaf(10, 0, 10_000),
+        "search_limit": Leaf(10, 1, 1000),
+        "column_weights": {
+            "title": Leaf(5.0, 0.0, 1000.0),
+            "tags": Leaf(3.0, 0.0, 1000.0),
+            "body": Leaf(1.0, 0.0, 1000.0),
+        },
+        "transcript_context": {
+            "enabled": Leaf(True),
+            "max_turns": Leaf(3, 0, 10),
+            "tail_bytes": Leaf(65_536, 1024, 16 * 1024 * 1024),
+            # enrich only prompts with at most this many meaningful terms
+            "max_prompt_terms": Leaf(3, 0, 100),
+        },
+        "session_start": {
+            "inject_recent": Leaf(0, 0, 3),
+        },
+    },
+    "categories": {
+        cat: {
+            "retention_days": Leaf(0, 0, 36_500),
+            "description": Leaf(DEFAULT_CATEGORY_DESCRIPTIONS[cat]),
+        }
+        for cat in CATEGORIES
+    },
+    "delete": {"grace_period_days": Leaf(30, 0, 36_500)},
+    "index": {
+        "lock_timeout_s": Leaf(10.0, 0.0, 3600.0),
+        "max_file_bytes": Leaf(1_048_576, 1024, 64 * 1024 * 1024),
+    },
+    "watch": {
+        "debounce_ms": Leaf(400, 10, 60_000),
+        "poll_interval_s": Leaf(2.0, 0.1, 3600.0),
+    },
+}
+
+
+def _defaults(spec: dict[str, object], prefix: str = "") -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, node in spec.items():
+        if isinstance(node, Leaf):
+            out[prefix + key] = node.default
+        else:
+            out.update(_defaults(node, f"{prefix}{key}."))
+    return out
+
+
+DEFAULTS: dict[str, object] = _defaults(SPEC)
+
+
+class Config:
+    """Validated settings, keyed by dotted path (`retrieval.max_inject`)."""
+
+    def __init__(self, warnings: list[str] | None = None, source: str | None = None) -> None:
+        self.values: dict[str, object] = dict(DEFAULTS)
+        self.warnings: list[str] = list(warnings or [])
+        self.source = source
+
+    def __getitem__(self, key: str) -> object:
+        return self.values[key]
+
+    def retention_days(self, category: str) -> int:
+        return int(self.values.get(f"categories.{category}.retention_days", 0))  # type: ignore[call-overload]
+
+
+def _apply(spec: dict[str, object], data: object, prefix: str, cfg: Config) -> None:
+    if not isinstance(data, dict):
+        cfg.warnings.append(f"{prefix.rstrip('.') or 'config'}: expected an object, got {data!r}; using defaults")
+        return
+    for key, node in spec.items():
+        if key not in data:
+            continue
+        name = prefix + key
+        if isinstance(node, Leaf):
+            value, warning = node.check(data[key])
+            cfg.values[name] = value
+            if warning:
+                cfg.warnings.append(f"{name}: {warning}; using {node.default!r}")
+        else:
+            _apply(node, data[key], name + ".", cfg)
+
+
+def parse_config(data: object, source: str | None = None) -> Config:
+    """Validate already-parsed JSON; unknown keys are ignored (older configs carry many)."""
+    cfg = Config(source=source)
+    _apply(SPEC, data, "", cfg)
+    return cfg
+
+
+def load_config(root: str | os.PathLike[str]) -> Config:
+    """Read `<root>/memory-config.json`; a missing file is the defaults, a broken one warns."""
+    path = os.path.join(root, CONFIG_FILE)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(1_048_577)
+    except FileNotFoundError:
+        return Config()
+    except OSError as exc:
+        return Config(warnings=[f"{path}: cannot read ({exc.strerror}); using defaults"])
+    if len(raw) > 1_048_576:
+        return Config(warnings=[f"{path}: larger than 1 MiB; using defaults"])
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        return Config(warnings=[f"{path}: invalid JSON ({exc}); using defaults"])
+    return parse_config(data, path)

@@ -1,0 +1,265 @@
+"""The on-disk index `<root>/.index.db`: schema, opening for readers and writers, rows.
+
+Readers (the hook, search) open it read-only and never touch the memory files; writers
+(sync, rebuild, watch, the write path) hold the lock in `sync` and go through here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable
+
+from .defaults import FOLDERS, INDEX_FILE, INDEX_VERSION, TOKENIZER
+from .paths import FileStat
+
+
+SCHEMA = f"""
+CREATE TABLE documents(
+    rowid INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    category TEXT NOT NULL,
+    title TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    tag_key TEXT NOT NULL,
+    record_status TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    related_files TEXT NOT NULL,
+    confidence REAL,
+    problems TEXT
+);
+CREATE INDEX documents_category ON documents(category, record_status, updated_at);
+CREATE TABLE invalid(
+    path TEXT PRIMARY KEY,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
+    error TEXT NOT NULL
+);
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE VIRTUAL TABLE fts USING fts5(title, tags, body, tokenize='{TOKENIZER}');
+CREATE VIRTUAL TABLE fts_vocab USING fts5vocab(fts, 'row');
+"""
+_TABLES = ("fts_vocab", "fts", "documents", "invalid", "meta")
+
+
+class IndexUnavailable(Exception):
+    """The index is missing, corrupt, of another version, or cannot be opened."""
+
+
+def index_path(root: str | os.PathLike[str]) -> str:
+    return os.path.join(root, INDEX_FILE)
+
+
+def _uri(path: str) -> str:
+    """A read-only SQLite URI for a file path (percent-encoding what URIs reserve)."""
+    quoted = path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    return f"file:{quoted}?mode=ro"
+
+
+def _pragmas(conn: sqlite3.Connection, busy_ms: int) -> None:
+    conn.execute(f"PRAGMA busy_timeout={int(busy_ms)}")
+
+
+def open_reader(root: str | os.PathLike[str], busy_ms: int = 2000) -> sqlite3.Connection:
+    """A read-only connection to a valid index, or IndexUnavailable with the reason."""
+    path = index_path(root)
+    if not os.path.exists(path):
+        raise IndexUnavailable(f"no index at {path} (run `memindex sync`)")
+    if not os.path.isfile(path):
+        raise IndexUnavailable(f"{path} is not a file")
+    try:
+        conn = sqlite3.connect(_uri(path), uri=True, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise IndexUnavailable(f"cannot open {path}: {exc}") from None
+    try:
+        _pragmas(conn, busy_ms)
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version != INDEX_VERSION:
+            raise IndexUnavailable(
+                f"index {path} has version {version}, this memindex needs {INDEX_VERSION} (run `memindex sync`)"
+            )
+        conn.execute("SELECT 1 FROM documents LIMIT 1").fetchall()
+    except sqlite3.Error as exc:
+        conn.close()
+        raise IndexUnavailable(f"index {path} is unreadable or corrupt ({exc}); run `memindex rebuild`") from None
+    except IndexUnavailable:
+        conn.close()
+        raise
+    return conn
+
+
+def _create(conn: sqlite3.Connection) -> None:
+    """(Re)create the schema inside the caller's transaction: readers keep their snapshot."""
+    for table in _TABLES:
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    for statement in SCHEMA.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    conn.execute(f"PRAGMA user_version={INDEX_VERSION}")
+
+
+def _remove_db_files(path: str) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(f"{path}{suffix}")
+        except FileNotFoundError:
+            pass
+        except IsADirectoryError:
+            raise IndexUnavailable(f"{path}{suffix} is a directory, not an index: remove it") from None
+
+
+def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str | None]:
+    """A read-write connection to a valid index, creating or repairing it.
+
+    Returns (connection, why it was rebuilt or None). The caller must hold the lock. A
+    wrong-version index is recreated in place (one transaction, readers unharmed); a file
+    that is not a database is replaced.
+    """
+    path = index_path(root)
+    if os.path.lexists(path) and not os.path.isfile(path):
+        raise IndexUnavailable(f"{path} is not a file: remove it and run `memindex rebuild`")
+    reason = None if os.path.exists(path) else "index was missing"
+    for attempt in (1, 2):
+        try:
+            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise IndexUnavailable(f"cannot open {path}: {exc}") from None
+        try:
+            _pragmas(conn, 10_000)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version == INDEX_VERSION:
+                conn.execute("SELECT count(*) FROM meta").fetchone()
+                conn.execute("SELECT rowid FROM fts LIMIT 1").fetchall()
+                return conn, reason
+            reason = reason or f"index had version {version}, expected {INDEX_VERSION}"
+            conn.execute("BEGIN IMMEDIATE")
+            _create(conn)
+            conn.execute("COMMIT")
+            return conn, reason
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            if "readonly" in str(exc) or "read-only" in str(exc):
+                raise IndexUnavailable(f"index {path} is read-only: {exc}") from None
+            if attempt == 2:
+                raise IndexUnavailable(f"cannot create index {path}: {exc}") from None
+            reason = f"index was corrupt ({exc})"
+            _remove_db_files(path)
+    raise AssertionError("unreachable")
+
+
+def reset(conn: sqlite3.Connection) -> None:
+    """Empty the index inside the caller's transaction (rebuild in place)."""
+    _create(conn)
+
+
+def stored_stats(conn: sqlite3.Connection) -> tuple[dict[str, FileStat], dict[str, FileStat]]:
+    """(indexed files, known-invalid files), each path -> stat at the time it was read."""
+    docs = {p: FileStat(m, s, i) for p, m, s, i in conn.execute("SELECT path, mtime_ns, size, ctime_ns FROM documents")}
+    bad = {p: FileStat(m, s, i) for p, m, s, i in conn.execute("SELECT path, mtime_ns, size, ctime_ns FROM invalid")}
+    return docs, bad
+
+
+def tag_key(tags: Iterable[str]) -> str:
+    return "," + ",".join(t.replace(",", " ") for t in tags) + ","
+
+
+def upsert(conn: sqlite3.Connection, mem: "store.Memory", st: FileStat) -> None:  # noqa: F821
+    """Insert or replace one memory (documents row and FTS row share the rowid)."""
+    conn.execute("DELETE FROM invalid WHERE path = ?", (mem.path,))
+    row = conn.execute("SELECT rowid FROM documents WHERE path = ?", (mem.path,)).fetchone()
+    values = (
+        mem.path, st.mtime_ns, st.size, st.ctime_ns, mem.id, mem.category, mem.title,
+        json.dumps(mem.tags, ensure_ascii=False), tag_key(mem.tags), mem.record_status,
+        mem.created_at, mem.updated_at, json.dumps(mem.related_files, ensure_ascii=False),
+        mem.confidence, json.dumps(mem.problems, ensure_ascii=False) if mem.problems else None,
+    )
+    body = mem.body
+    if mem.related_files:
+        body = body + "\n" + " ".join(mem.related_files)
+    if row is None:
+        cur = conn.execute(
+            "INSERT INTO documents(path, mtime_ns, size, ctime_ns, id, category, title, tags, tag_key,"
+            " record_status, created_at, updated_at, related_files, confidence, problems)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            values,
+        )
+        rowid = cur.lastrowid
+    else:
+        rowid = row[0]
+        conn.execute(
+            "UPDATE documents SET path=?, mtime_ns=?, size=?, ctime_ns=?, id=?, category=?, title=?, tags=?,"
+            " tag_key=?, record_status=?, created_at=?, updated_at=?, related_files=?, confidence=?,"
+            " problems=? WHERE rowid=?",
+            (*values, rowid),
+        )
+        conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+    conn.execute(
+        "INSERT INTO fts(rowid, title, tags, body) VALUES (?,?,?,?)",
+        (rowid, mem.title, " ".join(mem.tags), body),
+    )
+
+
+def mark_invalid(conn: sqlite3.Connection, rel: str, st: FileStat, error: str) -> None:
+    """Remember an unreadable file (so it is not re-read until it changes) and unindex it."""
+    remove(conn, [rel])
+    conn.execute(
+        "INSERT OR REPLACE INTO invalid(path, mtime_ns, size, ctime_ns, error) VALUES (?,?,?,?,?)",
+        (rel, st.mtime_ns, st.size, st.ctime_ns, error),
+    )
+
+
+def remove(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
+    for rel in paths:
+        row = conn.execute("SELECT rowid FROM documents WHERE path = ?", (rel,)).fetchone()
+        if row is not None:
+            conn.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
+            conn.execute("DELETE FROM documents WHERE rowid = ?", (row[0],))
+        conn.execute("DELETE FROM invalid WHERE path = ?", (rel,))
+
+
+def set_meta(conn: sqlite3.Connection, **values: object) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+        [(k, json.dumps(v)) for k, v in values.items()],
+    )
+
+
+def get_meta(conn: sqlite3.Connection) -> dict[str, object]:
+    return {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+
+
+def folder_mtimes(root: str | os.PathLike[str]) -> dict[str, int]:
+    """mtime_ns of each category folder (0 when absent): the O(1) freshness key.
+
+    A folder's mtime moves when a file in it is created, deleted or renamed (atomic writes
+    included); an in-place edit is caught by the PostToolUse hook, watch, or the next sync.
+    """
+    out: dict[str, int] = {}
+    for name in FOLDERS:
+        try:
+            out[name] = os.stat(os.path.join(root, name)).st_mtime_ns
+        except OSError:
+            out[name] = 0
+    return out
+
+
+def is_stale(conn: sqlite3.Connection, root: str | os.PathLike[str]) -> bool:
+    """The cheap check: have the category folders changed since the last sync?"""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'folder_mtimes'").fetchone()
+    if row is None:
+        return True
+    return json.loads(row[0]) != folder_mtimes(root)
+
+
+def now_ns() -> int:
+    return time.time_ns()

@@ -1,0 +1,356 @@
+"""The query engine shared by the hook, the CLI and the evaluation: terms -> FTS5 -> hits.
+
+User text never reaches FTS5 raw: every term is a double-quoted phrase of word characters
+(`"user id"`), so quotes, parentheses, `-`, `:`, `*`, `^` and AND/OR/NOT/NEAR are inert.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
+
+from .config import Config
+from .defaults import (
+    CATEGORIES,
+    CATEGORY_PRIORITY,
+    MAX_DF_RATIO,
+    MAX_POSTINGS,
+    MAX_QUERY_TERMS,
+    PREFIX_MIN_LEN,
+    PREFIX_MODE,
+    TOKENIZER,
+)
+from .text import Term, query_terms
+
+
+class Params:
+    """Ranking knobs; defaults come from `defaults` and `memory-config.json`."""
+
+    __slots__ = (
+        "title_weight", "tags_weight", "body_weight", "prefix_min_len", "prefix_mode",
+        "max_terms", "max_postings", "max_df_ratio",
+    )
+
+    def __init__(
+        self,
+        title_weight: float = 5.0,
+        tags_weight: float = 3.0,
+        body_weight: float = 1.0,
+        prefix_min_len: int = PREFIX_MIN_LEN,
+        prefix_mode: str = PREFIX_MODE,  # "none" | "prefix" | "both" | "auto"
+        max_terms: int = MAX_QUERY_TERMS,
+        max_postings: int = MAX_POSTINGS,
+        max_df_ratio: float = MAX_DF_RATIO,
+    ) -> None:
+        self.title_weight, self.tags_weight, self.body_weight = title_weight, tags_weight, body_weight
+        self.prefix_min_len, self.prefix_mode = prefix_min_len, prefix_mode
+        self.max_terms, self.max_postings, self.max_df_ratio = max_terms, max_postings, max_df_ratio
+
+    def replace(self, **changes: object) -> "Params":
+        values = {name: getattr(self, name) for name in self.__slots__}
+        values.update(changes)
+        return Params(**values)  # type: ignore[arg-type]
+
+    @classmethod
+    def from_config(cls, cfg: Config) -> "Params":
+        return cls(
+            title_weight=cfg["retrieval.column_weights.title"],
+            tags_weight=cfg["retrieval.column_weights.tags"],
+            body_weight=cfg["retrieval.column_weights.body"],
+        )
+
+
+class Hit:
+    """One ranked memory."""
+
+    __slots__ = ("rowid", "path", "id", "category", "title", "tags", "updated_at", "record_status", "score", "coverage")
+
+    def __init__(
+        self, rowid: int, path: str, id: str, category: str, title: str, tags: list[str],
+        updated_at: str, record_status: str, score: float, coverage: float | None = None,
+    ) -> None:
+        self.rowid, self.path, self.id, self.category, self.title = rowid, path, id, category, title
+        self.tags, self.updated_at, self.record_status = tags, updated_at, record_status
+        self.score = score  # -bm25: higher is better
+        self.coverage = coverage  # share of the query's IDF mass this memory matches
+
+    def __repr__(self) -> str:
+        return f"Hit({self.path!r}, score={self.score:.4g})"
+
+
+class QueryPlan:
+    """The terms of one query with their document frequencies, and what FTS5 is asked."""
+
+    def __init__(self, terms: list[Term], n_docs: int) -> None:
+        self.terms = terms
+        self.n_docs = n_docs
+        self.df: dict[Term, int] = {}
+        self.used: list[Term] = []
+        self.expressions: dict[Term, str] = {}
+
+    def idf(self, term: Term) -> float:
+        """Lucene's always-positive IDF: meaningful even in a store of three memories."""
+        n, df = self.n_docs, self.df.get(term, 0)
+        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+    @property
+    def match(self) -> str | None:
+        parts = [self.expressions[t] for t in self.used]
+        return " OR ".join(parts) if parts else None
+
+
+_STEMMER: sqlite3.Connection | None = None
+
+
+def _stem(terms: Sequence[Term]) -> list[list[str]]:
+    """The index tokens of each term, from FTS5's own tokenizer (no second stemmer to drift)."""
+    global _STEMMER
+    if _STEMMER is None:
+        conn = sqlite3.connect(":memory:", check_same_thread=False)
+        conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{TOKENIZER}')")
+        conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+        _STEMMER = conn
+    conn = _STEMMER
+    conn.execute("DELETE FROM t")
+    conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", [(i, t.text) for i, t in enumerate(terms)])
+    out: list[list[str]] = [[] for _ in terms]
+    for doc, term in conn.execute("SELECT doc, term FROM v ORDER BY doc, offset"):
+        out[doc].append(term)
+    return out
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int | None = None) -> QueryPlan:
+    """Terms, their document frequencies (fts5vocab), and the bounded set actually queried."""
+    terms = query_terms(text)[: params.max_terms * 2]
+    if n_docs is None:
+        n_docs = _doc_count(conn)
+    plan = QueryPlan(terms, n_docs)
+    if not terms:
+        return plan
+    stems = _stem(terms)
+    for term, tokens in zip(terms, stems):
+        if not tokens:
+            continue
+        prefix = (
+            params.prefix_mode != "none"
+            and not term.is_phrase
+            and len(term.parts[0]) >= params.prefix_min_len
+        )
+        if term.is_phrase:
+            df = min(_df(conn, tok) for tok in tokens)
+            plan.expressions[term] = _quote(term.text)
+        elif prefix and params.prefix_mode == "auto":
+            # Expand only words used mostly as the start of longer words (auth ->
+            # authentication); a word that stands on its own keeps its exact IDF.
+            df, df_pre = _df(conn, tokens[0]), _df_prefix(conn, tokens[0])
+            if df_pre > 2 * df:
+                df = df_pre
+                plan.expressions[term] = _quote(term.text) + "*"
+            else:
+                plan.expressions[term] = _quote(term.text)
+        elif prefix:
+            df = _df_prefix(conn, tokens[0])
+            exact, pre = _quote(term.text), _quote(term.text) + "*"
+            plan.expressions[term] = pre if params.prefix_mode == "prefix" else f"{exact} OR {pre}"
+        else:
+            df = _df(conn, tokens[0])
+            plan.expressions[term] = _quote(term.text)
+        plan.df[term] = df
+    # Rarest first; terms in no document cost nothing and score nothing; terms in more than
+    # half of the documents get a zero IDF from bm25(). Past the posting budget, the
+    # commonest terms are dropped: latency stays near flat as the store grows.
+    ranked = sorted((t for t in plan.df if 0 < plan.df[t] <= n_docs * params.max_df_ratio), key=lambda t: plan.df[t])
+    budget = params.max_postings
+    for term in ranked[: params.max_terms]:
+        if plan.used and plan.df[term] > budget:
+            break
+        plan.used.append(term)
+        budget -= plan.df[term]
+    if not plan.used:
+        # Only very common terms: keep the rarest so that a one-word query still answers.
+        common = sorted((t for t in plan.df if plan.df[t] > 0), key=lambda t: plan.df[t])
+        plan.used = common[:1]
+    return plan
+
+
+def _df(conn: sqlite3.Connection, token: str) -> int:
+    row = conn.execute("SELECT doc FROM fts_vocab WHERE term = ?", (token,)).fetchone()
+    return row[0] if row else 0
+
+
+def _df_prefix(conn: sqlite3.Connection, token: str) -> int:
+    row = conn.execute(
+        "SELECT coalesce(sum(doc), 0) FROM fts_vocab WHERE term >= ? AND term < ?",
+        (token, token + "\U0010ffff"),
+    ).fetchone()
+    return row[0]
+
+
+def _doc_count(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'doc_count'").fetchone()
+    if row is not None:
+        return int(json.loads(row[0]))
+    return conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+
+
+class Filters:
+    """Which memories a search may return."""
+
+    __slots__ = ("categories", "tag", "include_inactive", "retention_days")
+
+    def __init__(
+        self,
+        categories: tuple[str, ...] = (),
+        tag: str | None = None,
+        include_inactive: bool = False,
+        retention_days: tuple[tuple[str, int], ...] = (),  # (category, days) with days > 0
+    ) -> None:
+        self.categories, self.tag = categories, tag
+        self.include_inactive, self.retention_days = include_inactive, retention_days
+
+    @classmethod
+    def from_config(cls, cfg: Config, **kw: object) -> "Filters":
+        keep = tuple((c, cfg.retention_days(c)) for c in CATEGORIES if cfg.retention_days(c) > 0)
+        return cls(retention_days=keep, **kw)  # type: ignore[arg-type]
+
+
+def _where(filters: Filters, now: datetime) -> tuple[str, list[object]]:
+    clauses, args = [], []
+    if not filters.include_inactive:
+        clauses.append("d.record_status = 'active'")
+    if filters.categories:
+        clauses.append(f"d.category IN ({','.join('?' * len(filters.categories))})")
+        args.extend(filters.categories)
+    if filters.tag:
+        clauses.append("instr(d.tag_key, ?) > 0")
+        args.append("," + filters.tag.lower().replace(",", " ") + ",")
+    for category, days in filters.retention_days:
+        cutoff = (now - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S")
+        clauses.append("NOT (d.category = ? AND d.updated_at != '' AND substr(d.updated_at, 1, 19) < ?)")
+        args.extend((category, cutoff))
+    return "".join(f" AND {c}" for c in clauses), args
+
+
+def search(
+    conn: sqlite3.Connection,
+    text: str,
+    *,
+    limit: int = 10,
+    params: Params | None = None,
+    filters: Filters | None = None,
+    now: datetime | None = None,
+    plan: QueryPlan | None = None,
+) -> list[Hit]:
+    """Ranked hits for free text: BM25 with column weights, category priority on ties."""
+    params = params or Params()
+    filters = filters or Filters()
+    plan = plan or plan_query(conn, text, params)
+    match = plan.match
+    if match is None or limit <= 0:
+        return []
+    where, args = _where(filters, now or datetime.now(timezone.utc))
+    sql = (
+        "SELECT d.rowid, d.path, d.id, d.category, d.title, d.tags, d.updated_at, d.record_status,"
+        " bm25(fts, ?, ?, ?) AS s FROM fts JOIN documents d ON d.rowid = fts.rowid"
+        f" WHERE fts MATCH ?{where} ORDER BY s LIMIT ?"
+    )
+    weights = (params.title_weight, params.tags_weight, params.body_weight)
+    rows = conn.execute(sql, (*weights, match, *args, limit + 5)).fetchall()
+    hits = [
+        Hit(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6], r[7], -r[8])
+        for r in rows
+    ]
+    # Category priority only breaks ties (scores equal to 9 significant digits).
+    hits.sort(key=lambda h: (-float(f"{h.score:.9g}"), CATEGORY_PRIORITY.get(h.category, 99), h.path))
+    return hits[:limit]
+
+
+def coverage(conn: sqlite3.Connection, plan: QueryPlan, rowid: int) -> float:
+    """Share of the query's IDF mass that one memory matches (terms absent from the whole
+    store count in full): near 1 when the memory explains the prompt, near 0 when it only
+    shares a generic word with it. Corpus-relative, unlike an absolute BM25 threshold."""
+    total = sum(plan.idf(t) for t in plan.df)
+    if total <= 0:
+        return 0.0
+    got = 0.0
+    for term in plan.df:
+        if plan.df[term] == 0:
+            continue
+        expr = plan.expressions[term]
+        hit = conn.execute("SELECT 1 FROM fts WHERE fts MATCH ? AND rowid = ?", (expr, rowid)).fetchone()
+        if hit:
+            got += plan.idf(term)
+    return got / total
+
+
+def select_for_injection(
+    conn: sqlite3.Connection,
+    plan: QueryPlan,
+    hits: list[Hit],
+    *,
+    max_inject: int,
+    relative_cutoff: float,
+    min_coverage: float,
+) -> list[Hit]:
+    """The "slam dunk" subset: top-K, within `relative_cutoff` of the best score, and the
+    best must cover `min_coverage` of the prompt. No absolute BM25 threshold."""
+    active = [h for h in hits if h.record_status == "active"]
+    if not active or max_inject <= 0:
+        return []
+    best = active[0]
+    best.coverage = coverage(conn, plan, best.rowid)
+    if best.coverage < min_coverage:
+        return []
+    return [h for h in active[:max_inject] if h.score >= relative_cutoff * best.score]
+
+
+def enrich(prompt: str, turns: Sequence[str], cfg: Config) -> str:
+    """Add the last user turns to a prompt with few meaningful terms ("fix that again").
+    Specific prompts stay alone: more terms would dilute them."""
+    if not turns or not cfg["retrieval.transcript_context.enabled"]:
+        return prompt
+    if len(query_terms(prompt)) > cfg["retrieval.transcript_context.max_prompt_terms"]:
+        return prompt
+    keep = list(turns)[-cfg["retrieval.transcript_context.max_turns"]:]
+    return "\n".join([*keep, prompt])
+
+
+def auto_inject(
+    conn: sqlite3.Connection,
+    prompt: str,
+    cfg: Config,
+    *,
+    turns: Sequence[str] = (),
+    now: datetime | None = None,
+    params: Params | None = None,
+) -> list[Hit]:
+    """What the prompt hook injects: the whole selection policy, shared with the evaluation."""
+    max_inject = cfg["retrieval.max_inject"]
+    if not cfg["retrieval.enabled"] or max_inject <= 0:
+        return []
+    if len(prompt.strip()) < cfg["retrieval.min_prompt_chars"]:
+        return []
+    if cfg["retrieval.match_strategy"] == "title_tags":
+        from .legacy import match
+
+        descriptions = {c: cfg[f"categories.{c}.description"] for c in CATEGORY_PRIORITY}
+        return match(conn, prompt, max_inject=max_inject, descriptions=descriptions, now=now)
+    params = params or Params.from_config(cfg)
+    text = enrich(prompt, turns, cfg)
+    plan = plan_query(conn, text, params)
+    hits = search(conn, text, limit=max(10, max_inject), params=params, filters=Filters.from_config(cfg), now=now, plan=plan)
+    return select_for_injection(
+        conn,
+        plan,
+        hits,
+        max_inject=max_inject,
+        relative_cutoff=cfg["retrieval.relative_cutoff"],
+        min_coverage=cfg["retrieval.min_coverage"],
+    )

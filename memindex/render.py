@@ -1,0 +1,82 @@
+"""Formatting memories for people and for the assistant: one place for the line format."""
+
+from __future__ import annotations
+
+import os
+
+from .defaults import TAGS_MAX
+from .text import sanitize_tag, sanitize_title
+
+
+def escape(text: str, quote: bool = True) -> str:
+    """XML escaping (what html.escape does, without importing html.entities)."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace('"', "&quot;").replace("'", "&#x27;") if quote else text
+
+
+def memory_line(category: str, title: str, path: str, tags: list[str], xml: bool = False) -> str:
+    """`- [DECISION] title -> .claude/memory/decisions/x.json #tags:a,b` (index.md's format).
+
+    Titles and tags are re-sanitized here, whatever the file said; `xml` escapes for the
+    hook's `<memory-context>` block.
+    """
+    title = sanitize_title(title) or "(untitled)"
+    clean_tags = [t for t in (sanitize_tag(t) for t in tags[:TAGS_MAX]) if t]
+    cat = "".join(ch for ch in category.upper() if ch.isalpha() or ch == "_")
+    if xml:  # each field escaped; the line's own ` -> ` stays as the format has it
+        title, path, clean_tags = escape(title), escape(path), [escape(t) for t in clean_tags]
+    line = f"- [{cat}] {title} -> {path}"
+    if clean_tags:
+        line += " #tags:" + ",".join(clean_tags)
+    return line
+
+
+def safe_relpath(prefix: str, rel: str) -> str | None:
+    """The shown path of a memory, or None if `rel` could leave the memory root."""
+    if not rel or rel.startswith(("/", "\\")) or "\x00" in rel:
+        return None
+    parts = rel.replace("\\", "/").split("/")
+    if any(p in ("", ".", "..") for p in parts) or len(parts) != 2:
+        return None
+    if any(ch.isspace() or ord(ch) < 32 for ch in rel):
+        return None
+    return prefix + rel
+
+
+def atomic_write(path: str, text: str) -> None:
+    """Write a file so that readers see the old or the new content, never a torn one."""
+    directory = os.path.dirname(path) or "."
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+BLOCK_LIMIT = 8000  # characters; Claude Code caps hook output at 10,000
+
+
+def memory_context(hits: list, prefix: str, limit: int = BLOCK_LIMIT) -> str:
+    """The hook's block: one escaped line per memory, no bodies, under `limit` characters.
+    Empty when there is nothing to say."""
+    head = f'<memory-context source="{escape(prefix, quote=True)}">'
+    tail = "</memory-context>"
+    lines: list[str] = []
+    size = len(head) + len(tail) + 2
+    for hit in hits:
+        shown = safe_relpath(prefix, hit.path)
+        if shown is None:
+            continue
+        line = memory_line(hit.category, hit.title, shown, hit.tags, xml=True)
+        if size + len(line) + 1 > limit:
+            break
+        lines.append(line)
+        size += len(line) + 1
+    if not lines:
+        return ""
+    return "\n".join([head, *lines, tail]) + "\n"

@@ -1,0 +1,249 @@
+"""The memory files: walking the category folders, reading and converting one file.
+
+Reading is tolerant: a file that parses and has a category and a title is indexed; every
+other problem is reported, never fatal. Full schema validation lives in `schema`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat as stat_mod
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from .defaults import CATEGORIES, CATEGORY_FOLDER, FOLDERS, RECORD_STATUSES
+from .paths import FileStat, RootNotFound, display_prefix, find_root, inside  # noqa: F401  (re-exported)
+
+
+def walk(root: str | os.PathLike[str], problems: dict[str, str] | None = None) -> dict[str, FileStat]:
+    """Every `<folder>/<name>.json` under the category folders, keyed by relative path.
+
+    Symlinks are followed only when they stay inside the root; hidden files, temp files
+    and anything else are skipped. Files that vanish during the walk are simply absent.
+    """
+    root_real = os.path.realpath(root)
+    found: dict[str, FileStat] = {}
+    for folder in FOLDERS:
+        dir_path = os.path.join(root, folder)
+        try:
+            if not inside(os.path.realpath(dir_path), root_real):
+                if problems is not None:
+                    problems[folder + "/"] = "category folder is a link that leaves the memory root"
+                continue
+            entries = list(os.scandir(dir_path))
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            if problems is not None:
+                problems[folder + "/"] = f"cannot list folder: {exc.strerror}"
+            continue
+        for entry in entries:
+            rel = f"{folder}/{entry.name}"
+            try:
+                is_link = entry.is_symlink()
+            except OSError:
+                continue
+            st = stat_file(root_real, rel, entry.path, problems, is_link)
+            if st is not None:
+                found[rel] = st
+    return found
+
+
+def stat_file(
+    root_real: str, rel: str, path: str, problems: dict[str, str] | None = None, is_link: bool | None = None
+) -> FileStat | None:
+    """The stat of one candidate memory file, or None if it is not one (hidden, temp,
+    not .json, not a regular file, vanished) or is a link leaving the root."""
+    name = os.path.basename(rel)
+    if not name.endswith(".json") or name.startswith("."):
+        return None
+    try:
+        if os.path.islink(path) if is_link is None else is_link:
+            target = os.path.realpath(path)
+            if not inside(target, root_real):
+                if problems is not None:
+                    problems[rel] = "symlink leaves the memory root (not followed)"
+                return None
+            path = target
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None  # vanished, dangling, or a loop
+    return FileStat.of(st) if stat_mod.S_ISREG(st.st_mode) else None
+
+
+@dataclass
+class Memory:
+    """What the index keeps of one memory file."""
+
+    path: str  # relative to the memory root: decisions/x.json
+    id: str
+    category: str
+    title: str
+    tags: list[str]
+    body: str
+    record_status: str = "active"
+    created_at: str = ""
+    updated_at: str = ""
+    related_files: list[str] = field(default_factory=list)
+    confidence: float | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+class MemoryFileError(Exception):
+    """A file that cannot be indexed, with the precise reason."""
+
+
+def read_bytes(root: str | os.PathLike[str], rel: str, max_bytes: int) -> tuple[bytes, FileStat]:
+    """Read one file, refusing huge ones; the stat is taken from the open descriptor."""
+    real = os.path.realpath(os.path.join(root, rel))
+    if not inside(real, os.path.realpath(root)):
+        raise MemoryFileError("symlink leaves the memory root (not followed)")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(real, flags)
+    except OSError as exc:
+        raise MemoryFileError(f"cannot open: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat_mod.S_ISREG(st.st_mode):
+            raise MemoryFileError("not a regular file")
+        if st.st_size > max_bytes:
+            raise MemoryFileError(f"file is {st.st_size} bytes, over the {max_bytes}-byte limit")
+        try:
+            data = fh.read(max_bytes + 1)
+        except OSError as exc:
+            raise MemoryFileError(f"cannot read: {exc.strerror}") from None
+    if len(data) > max_bytes:
+        raise MemoryFileError(f"file grew over the {max_bytes}-byte limit while reading")
+    return data, FileStat.of(st)
+
+
+def parse_json(data: bytes) -> Any:
+    """Parse bytes as JSON with a precise error (line and column)."""
+    if b"\x00" in data[:8192]:
+        raise MemoryFileError("binary file (contains NUL bytes), not JSON")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise MemoryFileError(f"not UTF-8: invalid byte at offset {exc.start}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MemoryFileError(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise MemoryFileError("invalid JSON: nested too deeply") from None
+
+
+# Free-text fields of `content`, per category, in reading order. Enum fields (status,
+# outcome, severity, ...) are left out of the body: they are labels, not text.
+BODY_FIELDS: dict[str, tuple[str, ...]] = {
+    "session_summary": ("goal", "completed", "in_progress", "blockers", "next_actions", "key_changes"),
+    "decision": ("context", "decision", "alternatives", "rationale", "consequences"),
+    "runbook": ("trigger", "symptoms", "steps", "verification", "root_cause", "environment"),
+    "constraint": ("rule", "impact", "workarounds"),
+    "tech_debt": ("description", "reason_deferred", "impact", "suggested_fix", "acceptance_criteria"),
+    "preference": ("topic", "value", "reason", "examples"),
+}
+ENUM_FIELDS = frozenset({"status", "outcome", "kind", "severity", "active", "expires", "priority", "strength"})
+
+
+def _texts(value: Any, out: list[str], depth: int = 0) -> None:
+    if depth > 20:
+        return
+    if isinstance(value, str):
+        if value.strip():
+            out.append(value.strip())
+    elif isinstance(value, list):
+        for item in value:
+            _texts(item, out, depth + 1)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _texts(item, out, depth + 1)
+
+
+def extract_body(category: str, content: Any) -> str:
+    """All the text of `content`: the category's fields first, then any other text field,
+    so that a file with unexpected keys is still searchable. One line per text."""
+    if not isinstance(content, dict):
+        out: list[str] = []
+        _texts(content, out)
+        return "\n".join(out)
+    out = []
+    known = BODY_FIELDS.get(category, ())
+    for key in known:
+        _texts(content.get(key), out)
+    for key, value in content.items():
+        if key not in known and key not in ENUM_FIELDS:
+            _texts(value, out)
+    return "\n".join(out)
+
+
+def _str_list(value: Any) -> list[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        return []
+    return [v.strip() for v in value if isinstance(v, str) and v.strip()]
+
+
+def to_memory(rel: str, data: Any) -> Memory:
+    """Build the indexable record, or raise MemoryFileError if it cannot be indexed."""
+    if not isinstance(data, dict):
+        raise MemoryFileError(f"top level is {type(data).__name__}, expected an object")
+    folder, _, name = rel.partition("/")
+    category = data.get("category")
+    if not isinstance(category, str) or not category:
+        raise MemoryFileError("missing field 'category'")
+    if category not in CATEGORIES:
+        raise MemoryFileError(f"bad value for 'category': {category!r} (expected one of {', '.join(CATEGORIES)})")
+    title = data.get("title")
+    if not isinstance(title, str) or not title.strip():
+        raise MemoryFileError("missing field 'title'")
+    problems: list[str] = []
+    if FOLDERS.get(folder) != category:
+        problems.append(f"category {category!r} belongs in {CATEGORY_FOLDER[category]}/, not {folder}/")
+    stem = name[: -len(".json")]
+    mem_id = data.get("id")
+    if not isinstance(mem_id, str) or not mem_id:
+        problems.append("missing field 'id'")
+        mem_id = stem
+    elif mem_id != stem:
+        problems.append(f"id {mem_id!r} does not match the file name {name!r}")
+    status = data.get("record_status", "active")
+    if status not in RECORD_STATUSES:
+        problems.append(f"bad value for 'record_status': {status!r}")
+        status = "active"
+    confidence = data.get("confidence")
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
+        confidence = None
+    return Memory(
+        path=rel,
+        id=mem_id,
+        category=category,
+        title=title.strip(),
+        tags=[t.lower() for t in _str_list(data.get("tags"))],
+        body=extract_body(category, data.get("content")),
+        record_status=status,
+        created_at=data.get("created_at") if isinstance(data.get("created_at"), str) else "",
+        updated_at=data.get("updated_at") if isinstance(data.get("updated_at"), str) else "",
+        related_files=_str_list(data.get("related_files")),
+        confidence=float(confidence) if confidence is not None else None,
+        problems=problems,
+    )
+
+
+def load_memory(root: str | os.PathLike[str], rel: str, max_bytes: int) -> tuple[Memory, FileStat]:
+    """Read, parse and convert one file (raises MemoryFileError with the reason)."""
+    data, st = read_bytes(root, rel, max_bytes)
+    return to_memory(rel, parse_json(data)), st
+
+
+def iter_memories(root: str | os.PathLike[str], max_bytes: int) -> Iterator[tuple[str, Memory | None, str | None]]:
+    """(rel, memory or None, error or None) for every memory file: for tools and the eval."""
+    for rel in sorted(walk(root)):
+        try:
+            mem, _ = load_memory(root, rel, max_bytes)
+            yield rel, mem, None
+        except MemoryFileError as exc:
+            yield rel, None, str(exc)

@@ -1,0 +1,197 @@
+"""Bring the index up to date with the memory files: the only writer of `.index.db`.
+
+An (mtime, size, ctime) diff decides what to re-read; all changes go in one transaction
+under the `filelock` lock, so a killed sync leaves the previous index intact.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from . import index
+from .config import Config, load_config
+from .defaults import CATEGORY_PRIORITY, FOLDERS, INDEX_MD, LOCK_FILE
+from .render import atomic_write, memory_line, safe_relpath
+from .paths import FileStat, display_prefix
+from .store import MemoryFileError, load_memory, stat_file, walk
+
+
+class LockTimeout(Exception):
+    """Another writer holds the lock for longer than the timeout."""
+
+
+@contextmanager
+def writer_lock(root: Path, timeout: float) -> Iterator[None]:
+    """The single-writer lock at `<root>/.index.lock` (released by the OS if we die)."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(root / LOCK_FILE), timeout=timeout)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise LockTimeout(
+            f"another memindex writer holds {root / LOCK_FILE} (waited {timeout:g} s); try again"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+@dataclass
+class SyncReport:
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    invalid: int = 0
+    ms: float = 0.0
+    rebuilt: str | None = None  # why the index was recreated, if it was
+    problems: dict[str, str] = field(default_factory=dict)  # newly found, path -> reason
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed or self.rebuilt)
+
+    def summary(self) -> str:
+        line = (
+            f"{self.added} added, {self.updated} updated, {self.removed} removed, "
+            f"{self.invalid} invalid in {self.ms:.0f} ms"
+        )
+        return line + (f" (rebuilt: {self.rebuilt})" if self.rebuilt else "")
+
+    def to_json(self) -> dict[str, object]:
+        out = asdict(self)
+        out["ms"] = round(self.ms, 1)
+        return out
+
+
+def _progress(total: int, enabled: bool):
+    """A progress bar on a terminal only; pipes stay clean."""
+    if not enabled or total < 2000 or not sys.stderr.isatty():
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, unit="file", desc="indexing", file=sys.stderr, leave=False)
+
+
+def sync(
+    root: Path,
+    cfg: Config | None = None,
+    *,
+    rebuild: bool = False,
+    only: Iterable[str] | None = None,
+    progress: bool = False,
+    lock_timeout: float | None = None,
+) -> SyncReport:
+    """Make the index match the files. `only` limits the diff to some relative paths (a
+    write of one file); `rebuild` re-reads everything in place, in one transaction."""
+    cfg = cfg or load_config(root)
+    timeout = cfg["index.lock_timeout_s"] if lock_timeout is None else lock_timeout
+    with writer_lock(root, timeout):
+        return _sync_locked(root, cfg, rebuild=rebuild, only=only, progress=progress)
+
+
+def _diff_targets(root: Path, only: list[str] | None, problems: dict[str, str]) -> dict[str, FileStat]:
+    if only is None:
+        return walk(root, problems)
+    root_real = os.path.realpath(root)
+    found: dict[str, FileStat] = {}
+    for rel in only:
+        if safe_relpath("", rel) is not None and rel.split("/")[0] in FOLDERS:
+            st = stat_file(root_real, rel, os.path.join(root, rel), problems)
+            if st is not None:
+                found[rel] = st
+    return found
+
+
+def _sync_locked(root: Path, cfg: Config, *, rebuild: bool, only: Iterable[str] | None, progress: bool) -> SyncReport:
+    started = time.perf_counter()
+    report = SyncReport()
+    conn, why = index.open_writer(root)
+    try:
+        folder_mtimes = index.folder_mtimes(root)  # before the walk: later changes stay visible
+        only_list = list(only) if only is not None else None
+        current = _diff_targets(root, only_list, report.problems)
+        docs, bad = index.stored_stats(conn)
+        if only_list is not None:
+            wanted = set(only_list)
+            docs = {p: s for p, s in docs.items() if p in wanted}
+            bad = {p: s for p, s in bad.items() if p in wanted}
+        if rebuild and only_list is None:
+            why = why or "requested"
+            docs, bad = {}, {}
+        report.rebuilt = why
+        to_read = [p for p, st in current.items() if docs.get(p) != st and bad.get(p) != st]
+        gone = [p for p in (set(docs) | set(bad)) if p not in current]
+        max_bytes = cfg["index.max_file_bytes"]
+        bar = _progress(len(to_read), progress)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if rebuild and only_list is None:
+                index.reset(conn)
+            index.remove(conn, gone)
+            report.removed = sum(1 for p in gone if p in docs)
+            for rel in sorted(to_read):
+                try:
+                    mem, st = load_memory(root, rel, max_bytes)
+                except MemoryFileError as exc:
+                    report.problems[rel] = str(exc)
+                    index.mark_invalid(conn, rel, current[rel], str(exc))
+                else:
+                    index.upsert(conn, mem, st)
+                    if rel in docs:
+                        report.updated += 1
+                    else:
+                        report.added += 1
+                if bar is not None:
+                    bar.update(1)
+            if only_list is None:
+                index.set_meta(conn, folder_mtimes=folder_mtimes, last_sync_ns=index.now_ns())
+            else:
+                index.set_meta(conn, last_write_ns=index.now_ns())
+            count = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+            index.set_meta(conn, doc_count=count)
+            if rebuild and only_list is None:
+                conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+        report.invalid = conn.execute("SELECT count(*) FROM invalid").fetchone()[0] + sum(
+            1 for p in report.problems if p not in current and not p.endswith("/")
+        )
+        if report.changed or not (root / INDEX_MD).exists():
+            write_index_md(root, conn)
+    finally:
+        conn.close()
+    report.ms = (time.perf_counter() - started) * 1000
+    return report
+
+
+def write_index_md(root: Path, conn: sqlite3.Connection) -> None:
+    """Regenerate `<root>/index.md` (active memories only, sanitized titles), atomically."""
+    prefix = display_prefix(root)
+    rows = conn.execute(
+        "SELECT category, title, path, tags FROM documents WHERE record_status = 'active'"
+    ).fetchall()
+    rows.sort(key=lambda r: (CATEGORY_PRIORITY.get(r[0], 99), r[2]))
+    lines = ["# Memory index", "", "<!-- generated by memindex sync; do not edit -->", ""]
+    for category, title, path, tags in rows:
+        shown = safe_relpath(prefix, path)
+        if shown is not None:
+            lines.append(memory_line(category, title, shown, json.loads(tags)))
+    atomic_write(str(root / INDEX_MD), "\n".join(lines) + "\n")
