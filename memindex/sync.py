@@ -101,6 +101,12 @@ def sync(
         return _sync_locked(root, cfg, rebuild=rebuild, only=only, progress=progress)
 
 
+def sync_files_locked(root: Path, cfg: Config, rels: Iterable[str]) -> SyncReport:
+    """Index just these files (relative paths), for a caller that already holds
+    `writer_lock` (the write path): no walk, no full sync; index.md is regenerated."""
+    return _sync_locked(root, cfg, rebuild=False, only=list(rels), progress=False)
+
+
 def _diff_targets(root: Path, only: list[str] | None, problems: dict[str, str]) -> dict[str, FileStat]:
     if only is None:
         return walk(root, problems)
