@@ -63,9 +63,9 @@ SPEC: dict[str, object] = {
         "max_inject": Leaf(3, 0, 20, clamp=True),
         "match_strategy": Leaf("fts5_bm25", choices=("fts5_bm25", "title_tags")),
         # auto-inject keeps hits scoring at least this fraction of the best hit
-        "relative_cutoff": Leaf(0.5, 0.0, 1.0),
+        "relative_cutoff": Leaf(0.7, 0.0, 1.0),
         # auto-inject needs the best hit to cover this share of the prompt's term weight
-        "min_coverage": Leaf(0.3, 0.0, 1.0),
+        "min_coverage": Leaf(0.4, 0.0, 1.0),
         "min_prompt_chars": Leaf(10, 0, 10_000),
         "search_limit": Leaf(10, 1, 1000),
         "column_weights": {
@@ -78,7 +78,7 @@ SPEC: dict[str, object] = {
             "max_turns": Leaf(3, 0, 10),
             "tail_bytes": Leaf(65_536, 1024, 16 * 1024 * 1024),
             # enrich only prompts with at most this many meaningful terms
-            "max_prompt_terms": Leaf(3, 0, 100),
+            "max_prompt_terms": Leaf(5, 0, 100),
         },
         "session_start": {
             "inject_recent": Leaf(0, 0, 3),

@@ -12,7 +12,7 @@ import sqlite3
 import time
 from collections.abc import Iterable
 
-from .defaults import FOLDERS, INDEX_FILE, INDEX_VERSION, TOKENIZER
+from .defaults import CATEGORY_WORDS, FOLDERS, INDEX_FILE, INDEX_VERSION, TOKENIZER
 from .paths import FileStat
 
 
@@ -44,7 +44,7 @@ CREATE TABLE invalid(
     error TEXT NOT NULL
 );
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE VIRTUAL TABLE fts USING fts5(title, tags, body, tokenize='{TOKENIZER}');
+CREATE VIRTUAL TABLE fts USING fts5(title, tags, body, kind, tokenize='{TOKENIZER}');
 CREATE VIRTUAL TABLE fts_vocab USING fts5vocab(fts, 'row');
 """
 _TABLES = ("fts_vocab", "fts", "documents", "invalid", "meta")
@@ -204,8 +204,8 @@ def upsert(conn: sqlite3.Connection, mem: "store.Memory", st: FileStat) -> None:
         )
         conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
     conn.execute(
-        "INSERT INTO fts(rowid, title, tags, body) VALUES (?,?,?,?)",
-        (rowid, mem.title, " ".join(mem.tags), body),
+        "INSERT INTO fts(rowid, title, tags, body, kind) VALUES (?,?,?,?,?)",
+        (rowid, mem.title, " ".join(mem.tags), body, CATEGORY_WORDS.get(mem.category, "")),
     )
 
 

@@ -16,6 +16,8 @@ from .config import Config
 from .defaults import (
     CATEGORIES,
     CATEGORY_PRIORITY,
+    COVERAGE_TERMS,
+    KIND_WEIGHT,
     MAX_DF_RATIO,
     MAX_POSTINGS,
     MAX_QUERY_TERMS,
@@ -31,7 +33,7 @@ class Params:
 
     __slots__ = (
         "title_weight", "tags_weight", "body_weight", "prefix_min_len", "prefix_mode",
-        "max_terms", "max_postings", "max_df_ratio",
+        "max_terms", "max_postings", "max_df_ratio", "kind_weight",
     )
 
     def __init__(
@@ -44,7 +46,9 @@ class Params:
         max_terms: int = MAX_QUERY_TERMS,
         max_postings: int = MAX_POSTINGS,
         max_df_ratio: float = MAX_DF_RATIO,
+        kind_weight: float = KIND_WEIGHT,
     ) -> None:
+        self.kind_weight = kind_weight
         self.title_weight, self.tags_weight, self.body_weight = title_weight, tags_weight, body_weight
         self.prefix_min_len, self.prefix_mode = prefix_min_len, prefix_mode
         self.max_terms, self.max_postings, self.max_df_ratio = max_terms, max_postings, max_df_ratio
@@ -258,10 +262,10 @@ def search(
     where, args = _where(filters, now or datetime.now(timezone.utc))
     sql = (
         "SELECT d.rowid, d.path, d.id, d.category, d.title, d.tags, d.updated_at, d.record_status,"
-        " bm25(fts, ?, ?, ?) AS s FROM fts JOIN documents d ON d.rowid = fts.rowid"
+        " bm25(fts, ?, ?, ?, ?) AS s FROM fts JOIN documents d ON d.rowid = fts.rowid"
         f" WHERE fts MATCH ?{where} ORDER BY s LIMIT ?"
     )
-    weights = (params.title_weight, params.tags_weight, params.body_weight)
+    weights = (params.title_weight, params.tags_weight, params.body_weight, params.kind_weight)
     rows = conn.execute(sql, (*weights, match, *args, limit + 5)).fetchall()
     hits = [
         Hit(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6], r[7], -r[8])
@@ -272,11 +276,14 @@ def search(
     return hits[:limit]
 
 
-def coverage(conn: sqlite3.Connection, plan: QueryPlan, rowid: int) -> float:
+def coverage(conn: sqlite3.Connection, plan: QueryPlan, rowid: int, top_terms: int = COVERAGE_TERMS) -> float:
     """Share of the query's IDF mass that one memory matches (terms absent from the whole
     store count in full): near 1 when the memory explains the prompt, near 0 when it only
-    shares a generic word with it. Corpus-relative, unlike an absolute BM25 threshold."""
-    total = sum(plan.idf(t) for t in plan.df)
+    shares a generic word with it. Corpus-relative, unlike an absolute BM25 threshold.
+    The mass is that of the `top_terms` rarest terms, so a long, specific prompt is not
+    diluted by its many incidental words."""
+    idf = sorted((plan.idf(t) for t in plan.df), reverse=True)
+    total = sum(idf[:top_terms])
     if total <= 0:
         return 0.0
     got = 0.0
@@ -287,7 +294,7 @@ def coverage(conn: sqlite3.Connection, plan: QueryPlan, rowid: int) -> float:
         hit = conn.execute("SELECT 1 FROM fts WHERE fts MATCH ? AND rowid = ?", (expr, rowid)).fetchone()
         if hit:
             got += plan.idf(term)
-    return got / total
+    return min(got / total, 1.0)
 
 
 def select_for_injection(
@@ -299,16 +306,21 @@ def select_for_injection(
     relative_cutoff: float,
     min_coverage: float,
 ) -> list[Hit]:
-    """The "slam dunk" subset: top-K, within `relative_cutoff` of the best score, and the
-    best must cover `min_coverage` of the prompt. No absolute BM25 threshold."""
+    """The "slam dunk" subset: top-K active hits scoring within `relative_cutoff` of the
+    best, each of which covers at least `min_coverage` of the prompt's IDF mass. Both rules
+    are relative to the query and the store: no absolute BM25 threshold."""
     active = [h for h in hits if h.record_status == "active"]
     if not active or max_inject <= 0:
         return []
-    best = active[0]
-    best.coverage = coverage(conn, plan, best.rowid)
-    if best.coverage < min_coverage:
-        return []
-    return [h for h in active[:max_inject] if h.score >= relative_cutoff * best.score]
+    best = active[0].score
+    chosen = []
+    for hit in active[:max_inject]:
+        if hit.score < relative_cutoff * best:
+            break
+        hit.coverage = coverage(conn, plan, hit.rowid)
+        if hit.coverage >= min_coverage:
+            chosen.append(hit)
+    return chosen
 
 
 def enrich(prompt: str, turns: Sequence[str], cfg: Config) -> str:

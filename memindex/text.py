@@ -11,19 +11,40 @@ from .defaults import TITLE_MAX
 # The old matcher's 64 stop words plus common words of prompts to an assistant. Two-letter
 # technical terms (ci, db, ui, qa, pr, s3) are deliberately absent.
 STOP_WORDS = frozenset(
+    # English function words (the usual IR lists) ...
     """
-    a an the is was are were be been being do does did done doing have has had having will
-    would could can should may might shall must i you we they he she it me my your our us
-    them their its this that these those what which who whom whose how when where why if
-    then else so and or but not no yes to of in on at for with from by about up out into
-    over just also very too let please help need needs want wants know think make like use
-    using used get got go going see as am vs than there here some any all each every more
-    most other such only own same few both again further once again now ok okay hey hi
-    thanks thank sure still yet really actually maybe something anything thing things
-    way able tell show give look find try lets let's i'm im don't dont can't cant isn't
-    it's that's what's there's we're you're should've via etc e.g i.e
+    a about above after again against all almost along already also although always am
+    among an and another any anybody anyone anything anyway anywhere are around as at be
+    became because become becomes been before behind being below beside besides between
+    beyond both but by can cannot could did do does doing done during each either else
+    elsewhere enough etc even ever every everyone everything everywhere except few for
+    from further get gets getting give given gives go goes going gone got gotten had has
+    have having he her here hers herself him himself his how however i if in indeed
+    instead into is it its itself just keep let like likely made make makes making many
+    may maybe me might mine more moreover most mostly much must my myself need needs
+    neither never nevertheless no nobody none nor not nothing now nowhere of often on
+    once only onto or other others otherwise our ours ourselves out over own per perhaps
+    please quite rather really said same say says see seem seemed seems several she should
+    since so some somebody someone something sometime sometimes somewhere still such sure
+    than that the their theirs them themselves then there thereby therefore these they
+    thing things think this those though through thus to together too toward towards
+    until upon us use used uses using very via vs want wants was way we well were what
+    whatever when whenever where whereas wherever whether which while who whoever whole
+    whom whose why will with within without would yet you your yours yourself yourselves
+    """
+    # ... and the filler of prompts to an assistant (two-letter technical terms such as
+    # ci, db, ui, qa, pr, s3 are deliberately absent).
+    """
+    ok okay hey hi hello thanks thank cool great fine yeah yep nope lets let's i'm im
+    i've i'd i'll don't dont can't cant isn't isnt it's that's what's there's we're
+    you're we've should've doesn't didn't won't wouldn't aren't wasn't weren't haven't
+    hasn't stuff kind sort bit lot lots basically actually currently probably exactly
+    quickly properly simply really just anyway wondering wonder guess mean means tell
+    show look find try trying tried figure help know knew today yesterday tomorrow
+    tonight right able e.g i.e
     """.split()
 )
+
 
 # A word: letters/digits, optionally joined by . _ - / into an identifier (user_id,
 # React.FC, .env.production, next.config.js). A leading dot is kept for dotfiles.
