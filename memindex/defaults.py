@@ -9,7 +9,7 @@ from __future__ import annotations
 SCHEMA_VERSION = "1.0"
 # Bump when the index layout or the text it stores changes: every writer rebuilds an index
 # whose PRAGMA user_version differs, every reader reports it.
-INDEX_VERSION = 4
+INDEX_VERSION = 5
 
 MEMORY_DIR = (".claude", "memory")
 INDEX_FILE = ".index.db"
@@ -73,10 +73,10 @@ DEFAULT_CATEGORY_DESCRIPTIONS = {
 PREFIX_MIN_LEN = 4  # plain words of at least this length also match as a prefix: auth -> authentication
 PREFIX_MODE = "auto"  # "none" | "prefix" (w*) | "both" ("w" OR "w"*) | "auto" (w* only for words mostly seen as a prefix)
 MAX_QUERY_TERMS = 32  # longest prompts keep their rarest terms
-MAX_POSTINGS = 40_000  # rows the OR query may touch; the commonest terms go first past it
+MAX_POSTINGS = 8_000  # rows the OR query may touch; the commonest terms go first past it
 COVERAGE_TERMS = 6  # coverage is measured against this many of the prompt's rarest terms
 KIND_WEIGHT = 1.0  # bm25 weight of the category-words column
-MAX_DF_RATIO = 0.5  # terms in more than this share of memories are left out (bm25 IDF ~ 0)
+MAX_DF_RATIO = 0.25  # terms in more than this share of memories are left out (bm25 IDF ~ 0)
 
 # Words that name each category, indexed in a column of their own so that "the open tech
 # debt on the frontend" or "what did we decide" lean towards the right kind of memory.

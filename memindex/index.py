@@ -14,6 +14,9 @@ from collections.abc import Iterable
 
 from .defaults import CATEGORY_WORDS, FOLDERS, INDEX_FILE, INDEX_VERSION, TOKENIZER
 from .paths import FileStat
+from .render import memory_line, safe_relpath
+
+PREFIX_MARK = "\x00"  # stands for the display prefix in stored index.md lines
 
 
 SCHEMA = f"""
@@ -33,7 +36,8 @@ CREATE TABLE documents(
     updated_at TEXT NOT NULL,
     related_files TEXT NOT NULL,
     confidence REAL,
-    problems TEXT
+    problems TEXT,
+    index_line TEXT
 );
 CREATE INDEX documents_category ON documents(category, record_status, updated_at);
 CREATE TABLE invalid(
@@ -173,15 +177,18 @@ def tag_key(tags: Iterable[str]) -> str:
     return "," + ",".join(t.replace(",", " ") for t in tags) + ","
 
 
-def upsert(conn: sqlite3.Connection, mem: "store.Memory", st: FileStat) -> None:  # noqa: F821
-    """Insert or replace one memory (documents row and FTS row share the rowid)."""
+def upsert(conn: sqlite3.Connection, mem: "store.Memory", st: FileStat) -> bool:  # noqa: F821
+    """Insert or replace one memory (documents row and FTS row share the rowid).
+    Returns whether its index.md line changed (new, retitled, retagged, status)."""
     conn.execute("DELETE FROM invalid WHERE path = ?", (mem.path,))
-    row = conn.execute("SELECT rowid FROM documents WHERE path = ?", (mem.path,)).fetchone()
+    row = conn.execute("SELECT rowid, index_line, record_status FROM documents WHERE path = ?", (mem.path,)).fetchone()
+    # index.md's line, rendered once per change (prefix left as a NUL placeholder).
+    line = memory_line(mem.category, mem.title, PREFIX_MARK + mem.path, mem.tags) if safe_relpath("", mem.path) else None
     values = (
         mem.path, st.mtime_ns, st.size, st.ctime_ns, mem.id, mem.category, mem.title,
         json.dumps(mem.tags, ensure_ascii=False), tag_key(mem.tags), mem.record_status,
         mem.created_at, mem.updated_at, json.dumps(mem.related_files, ensure_ascii=False),
-        mem.confidence, json.dumps(mem.problems, ensure_ascii=False) if mem.problems else None,
+        mem.confidence, json.dumps(mem.problems, ensure_ascii=False) if mem.problems else None, line,
     )
     body = mem.body
     if mem.related_files:
@@ -189,8 +196,8 @@ def upsert(conn: sqlite3.Connection, mem: "store.Memory", st: FileStat) -> None:
     if row is None:
         cur = conn.execute(
             "INSERT INTO documents(path, mtime_ns, size, ctime_ns, id, category, title, tags, tag_key,"
-            " record_status, created_at, updated_at, related_files, confidence, problems)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " record_status, created_at, updated_at, related_files, confidence, problems, index_line)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             values,
         )
         rowid = cur.lastrowid
@@ -199,7 +206,7 @@ def upsert(conn: sqlite3.Connection, mem: "store.Memory", st: FileStat) -> None:
         conn.execute(
             "UPDATE documents SET path=?, mtime_ns=?, size=?, ctime_ns=?, id=?, category=?, title=?, tags=?,"
             " tag_key=?, record_status=?, created_at=?, updated_at=?, related_files=?, confidence=?,"
-            " problems=? WHERE rowid=?",
+            " problems=?, index_line=? WHERE rowid=?",
             (*values, rowid),
         )
         conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
@@ -207,24 +214,31 @@ def upsert(conn: sqlite3.Connection, mem: "store.Memory", st: FileStat) -> None:
         "INSERT INTO fts(rowid, title, tags, body, kind) VALUES (?,?,?,?,?)",
         (rowid, mem.title, " ".join(mem.tags), body, CATEGORY_WORDS.get(mem.category, "")),
     )
+    return row is None or (row[1], row[2]) != (line, mem.record_status)
 
 
-def mark_invalid(conn: sqlite3.Connection, rel: str, st: FileStat, error: str) -> None:
-    """Remember an unreadable file (so it is not re-read until it changes) and unindex it."""
-    remove(conn, [rel])
+def mark_invalid(conn: sqlite3.Connection, rel: str, st: FileStat, error: str) -> bool:
+    """Remember an unreadable file (so it is not re-read until it changes) and unindex it.
+    Returns whether an indexed memory went away."""
+    removed = remove(conn, [rel])
     conn.execute(
         "INSERT OR REPLACE INTO invalid(path, mtime_ns, size, ctime_ns, error) VALUES (?,?,?,?,?)",
         (rel, st.mtime_ns, st.size, st.ctime_ns, error),
     )
+    return removed > 0
 
 
-def remove(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
+def remove(conn: sqlite3.Connection, paths: Iterable[str]) -> int:
+    """Unindex these paths; returns how many indexed memories were removed."""
+    removed = 0
     for rel in paths:
         row = conn.execute("SELECT rowid FROM documents WHERE path = ?", (rel,)).fetchone()
         if row is not None:
             conn.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
             conn.execute("DELETE FROM documents WHERE rowid = ?", (row[0],))
+            removed += 1
         conn.execute("DELETE FROM invalid WHERE path = ?", (rel,))
+    return removed
 
 
 def set_meta(conn: sqlite3.Connection, **values: object) -> None:
