@@ -106,18 +106,25 @@ class QueryPlan:
         return " OR ".join(parts) if parts else None
 
 
-_STEMMER: sqlite3.Connection | None = None
+_SCRATCH: sqlite3.Connection | None = None
 
 
-def _stem(terms: Sequence[Term]) -> list[list[str]]:
-    """The index tokens of each term, from FTS5's own tokenizer (no second stemmer to drift)."""
-    global _STEMMER
-    if _STEMMER is None:
+def _scratch() -> sqlite3.Connection:
+    """A private in-memory FTS5 with the index's tokenizer: it stems query words (no second
+    stemmer to drift) and re-checks matches on a handful of hits."""
+    global _SCRATCH
+    if _SCRATCH is None:
         conn = sqlite3.connect(":memory:", check_same_thread=False)
         conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{TOKENIZER}')")
         conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
-        _STEMMER = conn
-    conn = _STEMMER
+        conn.execute(f"CREATE VIRTUAL TABLE h USING fts5(title, tags, body, kind, tokenize='{TOKENIZER}')")
+        _SCRATCH = conn
+    return _SCRATCH
+
+
+def _stem(terms: Sequence[Term]) -> list[list[str]]:
+    """The index tokens of each term, from FTS5's own tokenizer."""
+    conn = _scratch()
     conn.execute("DELETE FROM t")
     conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", [(i, t.text) for i, t in enumerate(terms)])
     out: list[list[str]] = [[] for _ in terms]
@@ -142,31 +149,25 @@ def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int 
     for term, tokens in zip(terms, stems):
         if not tokens:
             continue
-        prefix = (
-            params.prefix_mode != "none"
-            and not term.is_phrase
-            and len(term.parts[0]) >= params.prefix_min_len
-        )
+        quoted = _quote(term.text)
         if term.is_phrase:
-            df = min(_df(conn, tok) for tok in tokens)
-            plan.expressions[term] = _quote(term.text)
-        elif prefix and params.prefix_mode == "auto":
+            plan.df[term] = min(_vocab(conn, tok, False)[0] for tok in tokens)  # an upper bound
+            plan.expressions[term] = quoted
+            continue
+        if params.prefix_mode == "none" or len(term.parts[0]) < params.prefix_min_len:
+            plan.df[term] = _vocab(conn, tokens[0], False)[0]
+            plan.expressions[term] = quoted
+            continue
+        exact, with_prefix = _vocab(conn, tokens[0], True)
+        if params.prefix_mode == "auto" and with_prefix <= 2 * exact:
             # Expand only words used mostly as the start of longer words (auth ->
             # authentication); a word that stands on its own keeps its exact IDF.
-            df, df_pre = _df(conn, tokens[0]), _df_prefix(conn, tokens[0])
-            if df_pre > 2 * df:
-                df = df_pre
-                plan.expressions[term] = _quote(term.text) + "*"
-            else:
-                plan.expressions[term] = _quote(term.text)
-        elif prefix:
-            df = _df_prefix(conn, tokens[0])
-            exact, pre = _quote(term.text), _quote(term.text) + "*"
-            plan.expressions[term] = pre if params.prefix_mode == "prefix" else f"{exact} OR {pre}"
+            plan.df[term] = exact
+            plan.expressions[term] = quoted
         else:
-            df = _df(conn, tokens[0])
-            plan.expressions[term] = _quote(term.text)
-        plan.df[term] = df
+            plan.df[term] = with_prefix
+            both = params.prefix_mode == "both"
+            plan.expressions[term] = f"{quoted} OR {quoted}*" if both else quoted + "*"
     # Rarest first; terms in no document cost nothing and score nothing; terms in more than
     # half of the documents get a zero IDF from bm25(). Past the posting budget, the
     # commonest terms are dropped: latency stays near flat as the store grows.
@@ -184,17 +185,20 @@ def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int 
     return plan
 
 
-def _df(conn: sqlite3.Connection, token: str) -> int:
-    row = conn.execute("SELECT doc FROM fts_vocab WHERE term = ?", (token,)).fetchone()
-    return row[0] if row else 0
-
-
-def _df_prefix(conn: sqlite3.Connection, token: str) -> int:
-    row = conn.execute(
-        "SELECT coalesce(sum(doc), 0) FROM fts_vocab WHERE term >= ? AND term < ?",
-        (token, token + "\U0010ffff"),
-    ).fetchone()
-    return row[0]
+def _vocab(conn: sqlite3.Connection, token: str, prefix: bool) -> tuple[int, int]:
+    """(documents with this token, documents with a token starting with it; the latter an
+    upper bound) from one fts5vocab lookup."""
+    if not prefix:
+        row = conn.execute("SELECT doc FROM fts_vocab WHERE term = ?", (token,)).fetchone()
+        return (row[0] if row else 0), 0
+    exact = total = 0
+    for term, doc in conn.execute(
+        "SELECT term, doc FROM fts_vocab WHERE term >= ? AND term < ?", (token, token + "\U0010ffff")
+    ):
+        total += doc
+        if term == token:
+            exact = doc
+    return exact, total
 
 
 def _doc_count(conn: sqlite3.Connection) -> int:
@@ -276,25 +280,35 @@ def search(
     return hits[:limit]
 
 
-def coverage(conn: sqlite3.Connection, plan: QueryPlan, rowid: int, top_terms: int = COVERAGE_TERMS) -> float:
-    """Share of the query's IDF mass that one memory matches (terms absent from the whole
-    store count in full): near 1 when the memory explains the prompt, near 0 when it only
-    shares a generic word with it. Corpus-relative, unlike an absolute BM25 threshold.
+def coverage(conn: sqlite3.Connection, plan: QueryPlan, hits: Sequence[Hit], top_terms: int = COVERAGE_TERMS) -> None:
+    """Set each hit's share of the query's IDF mass that it matches (terms absent from the
+    whole store count in full): near 1 when the memory explains the prompt, near 0 when it
+    only shares a generic word with it. Corpus-relative, unlike an absolute BM25 threshold.
     The mass is that of the `top_terms` rarest terms, so a long, specific prompt is not
-    diluted by its many incidental words."""
+    diluted by its many incidental words. The hits are re-matched, term by term, in a
+    scratch FTS5 table: exact FTS5 semantics at the cost of a few tiny queries."""
     idf = sorted((plan.idf(t) for t in plan.df), reverse=True)
     total = sum(idf[:top_terms])
-    if total <= 0:
-        return 0.0
-    got = 0.0
+    for hit in hits:
+        hit.coverage = 0.0
+    if total <= 0 or not hits:
+        return
+    by_rowid = {hit.rowid: hit for hit in hits}
+    rows = conn.execute(
+        f"SELECT rowid, title, tags, body, kind FROM fts WHERE rowid IN ({','.join('?' * len(by_rowid))})",
+        list(by_rowid),
+    ).fetchall()
+    scratch = _scratch()
+    scratch.execute("DELETE FROM h")
+    scratch.executemany("INSERT INTO h(rowid, title, tags, body, kind) VALUES (?,?,?,?,?)", rows)
+    got = {rowid: 0.0 for rowid in by_rowid}
     for term in plan.df:
         if plan.df[term] == 0:
             continue
-        expr = plan.expressions[term]
-        hit = conn.execute("SELECT 1 FROM fts WHERE fts MATCH ? AND rowid = ?", (expr, rowid)).fetchone()
-        if hit:
-            got += plan.idf(term)
-    return min(got / total, 1.0)
+        for (rowid,) in scratch.execute("SELECT rowid FROM h WHERE h MATCH ?", (plan.expressions[term],)):
+            got[rowid] += plan.idf(term)
+    for rowid, hit in by_rowid.items():
+        hit.coverage = min(got[rowid] / total, 1.0)
 
 
 def select_for_injection(
@@ -313,14 +327,9 @@ def select_for_injection(
     if not active or max_inject <= 0:
         return []
     best = active[0].score
-    chosen = []
-    for hit in active[:max_inject]:
-        if hit.score < relative_cutoff * best:
-            break
-        hit.coverage = coverage(conn, plan, hit.rowid)
-        if hit.coverage >= min_coverage:
-            chosen.append(hit)
-    return chosen
+    candidates = [h for h in active[:max_inject] if h.score >= relative_cutoff * best]
+    coverage(conn, plan, candidates)
+    return [h for h in candidates if h.coverage is not None and h.coverage >= min_coverage]
 
 
 def enrich(prompt: str, turns: Sequence[str], cfg: Config) -> str:

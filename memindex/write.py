@@ -27,26 +27,32 @@ match = containment + title overlap (0..2). UPDATE when match >= UPDATE_THRESHOL
 when, in addition, exact containment (same measure, no prefix matching) >= NOOP_THRESHOLD:
 every meaningful word of the new text is already in the memory, so it adds nothing.
 
-Calibration: 60 hand-written new-information texts against the 154-memory evaluation set
-(scripts/eval/memory_set; 111 active): 33 updates of a named memory, 20 new topics (several
+Calibration: 58 hand-written new-information texts against the 154-memory evaluation set
+(scripts/eval/memory_set, 111 active): 30 updates of a named memory, 21 new topics (several
 deliberately sharing words with existing memories: "rotate the Postmark API token" vs the
 CrashLoopBackOff runbook that mentions POSTMARK_SERVER_TOKEN, "Swiss QR-bill invoices" vs the
-French invoice constraint), 7 restatements of a memory. The top BM25 hit in the category
-was the intended memory in 40/40 update and restatement cases, so only the threshold is
-calibrated:
+invoice constraints), 7 restatements of what a memory already says. The top BM25 hit in the
+category was the intended memory in 37/37 update and restatement cases, so only the
+thresholds had to be calibrated. match of the top hit:
 
-    match of the top hit        min     max
-    updates (33)               0.76    1.86
-    new topics (20)            0.09    0.97   (second highest 0.66)
-    restatements (7)           1.24    2.00
-    exact containment: updates max 0.87, restatements min 1.00
+    updates (30)          0.77 .. 1.80   (lowest: 0.77, 0.78, 0.90)
+    new topics (21)       0.11 .. 0.97   (highest: 0.97, then 0.66, 0.53)
+    restatements (7)      1.51 .. 1.75
+    exact containment:    updates 0.30 .. 0.87, restatements 1.00 (all 7)
 
-UPDATE_THRESHOLD = 0.70 sits in the gap between 0.66 and 0.76: 33/33 updates and 19/20 new
-topics are right (the miss is the Postmark/CrashLoop pair above, match 0.97, which a person
-could also call an update). NOOP_THRESHOLD = 0.95 separates restatements (1.00) from
-updates (<= 0.87): 7/7 and 0 false NOOPs. Overall 59/60. On the 20-memory store of
-tests/test_write.py (smaller store, flatter IDF) the same thresholds give the intended
-answer on all its cases; see `test_candidate_*`.
+UPDATE_THRESHOLD = 0.70 sits in the gap 0.66 .. 0.77: 30/30 updates and 20/21 new topics are
+right (the miss is the Postmark/CrashLoop pair, match 0.97, which a person could also call an
+update). NOOP_THRESHOLD = 0.95 separates restatements (1.00) from updates (<= 0.87): 7/7, no
+false NOOP. 57/58 overall. Twelve texts written after the thresholds were fixed (6 updates,
+6 new topics) came out 12/12: updates 0.89 .. 1.73 (exact containment up to 0.91, the
+closest call to NOOP), new topics 0.14 .. 0.43. `test_candidate_calibration_on_eval_set`
+re-runs all 70. On the 20-memory store of tests/test_write.py (flatter IDF) the same
+thresholds give the intended answer on all 19 cases there: updates 0.93 .. 1.44,
+restatements exact containment 1.00, new topics 0.00 .. 0.56 (those sharing words with a
+memory of the category: 0.23 .. 0.56). Known limit of a lexical measure: a short text that
+reuses a memory's title words for another object ("Added retries to the PDF export job" vs
+the session "Added retries to the bank sync job": 1.21) is proposed as an UPDATE; the
+assistant sees the candidate's title and content and can still choose CREATE.
 """
 
 from __future__ import annotations
@@ -67,7 +73,7 @@ import time
 import unicodedata
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from . import index
 from .cli import command, emit_json, err
@@ -215,6 +221,7 @@ def slugify(text: str, max_len: int = ID_MAX) -> str:
 
 _MEMORY_CONTEXT_TAG = re.compile(r"<\s*/?\s*memory-context\b[^>]*>?", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
+_LINE_BREAKS = re.compile(r"[\t\n\r\v\f\x85\u2028\u2029]")
 
 
 def clean_title(raw: object) -> str:
@@ -224,7 +231,7 @@ def clean_title(raw: object) -> str:
     truncated: the caller rejects titles over TITLE_MAX."""
     if not isinstance(raw, str):
         return ""
-    text = _MEMORY_CONTEXT_TAG.sub(" ", raw)
+    text = _MEMORY_CONTEXT_TAG.sub(" ", _LINE_BREAKS.sub(" ", raw))  # "a\nb" is "a b", not "ab"
     text = sanitize_title(text, limit=max(TITLE_MAX, len(text) + 1))
     text = "".join(ch for ch in text if unicodedata.category(ch) != "Mn")
     text = _MEMORY_CONTEXT_TAG.sub(" ", text)
@@ -237,7 +244,7 @@ def clean_reason(raw: object, what: str) -> str | None:
         return None
     if not isinstance(raw, str):
         raise InvalidMemory(f"{what} must be a string, got {type(raw).__name__}")
-    text = sanitize_title(raw, limit=max(MAX_REASON, len(raw) + 1))
+    text = sanitize_title(_LINE_BREAKS.sub(" ", raw), limit=max(MAX_REASON, len(raw) + 1))
     if len(text) > MAX_REASON:
         raise InvalidMemory(f"{what} is {len(text)} characters; the limit is {MAX_REASON}")
     return text or None
@@ -316,11 +323,13 @@ def serialize(data: dict[str, Any]) -> bytes:
 
 def _schema_problems(data: dict[str, Any], rel: str, already: list[str]) -> list[str]:
     """validate_memory's sentences, minus those about a field already reported."""
-    reported = set(re.findall(r"'([a-z_]+)", " ".join(already)))
+    reported = set(re.findall(r"'([a-z_]+)'", " ".join(already)))
     out = []
     for problem in validate_memory(data, rel):
         named = re.findall(r"'([a-z_]+)", problem)
         if named and named[0] in reported:
+            continue
+        if "id" in reported and problem.startswith("id "):
             continue
         out.append(problem)
     return out
@@ -419,13 +428,12 @@ def prepare_new(
     updated_dt = parse_utc(updated) if updated is not None else None
     if updated is not None and updated_dt is None:
         problems.append(f"'updated_at' is not an ISO 8601 timestamp with a timezone: {updated!r}")
-    elif updated_dt is None or (created_dt is not None and updated_dt < created_dt) or updated_dt > now + timedelta(minutes=5):
-        if updated is not None:
-            fixes.append(f"updated_at: {updated!r} -> now")
-        updated_dt = now
-    if updated_dt is not None:
-        mem["updated_at"] = iso(max(updated_dt, created_dt) if created_dt else updated_dt)
-
+    elif created_dt is not None:
+        if updated_dt is None or updated_dt < created_dt or updated_dt > now + timedelta(minutes=5):
+            if updated is not None:
+                fixes.append(f"updated_at: {updated!r} -> now")
+            updated_dt = max(now, created_dt)
+        mem["updated_at"] = iso(updated_dt)
     status = mem.get("record_status")
     if status is None:
         mem["record_status"] = "active"
@@ -1347,9 +1355,10 @@ def cmd_gc(args: argparse.Namespace, root: Path, cfg: Config) -> int:
         print(f"{verb} stale temp file {temp}")
     for item in result["skipped"]:
         err(f"{item['path']}: {item['reason']}; not deleted")
+    count = len(result["deleted"])
     print(
-        f"gc: {len(result['deleted'])} retired memor{'y' if len(result['deleted']) == 1 else 'ies'} "
-        f"{verb} (grace period {result['grace_period_days']} days)" + (" [dry run]" if args.dry_run else "")
+        f"gc: {count} retired memor{'y' if count == 1 else 'ies'} {'to delete' if args.dry_run else 'deleted'} "
+        f"(grace period {result['grace_period_days']} days)" + (", dry run: nothing deleted" if args.dry_run else "")
     )
     return 0
 
@@ -1386,7 +1395,8 @@ def register_cli(sub: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
 
     def input_options(p: argparse.ArgumentParser, what: str) -> None:
         p.add_argument("--file", "-f", metavar="F", help=f"read {what} (JSON) from this file ('-' for stdin)")
-        p.add_argument("stdin", nargs="?", metavar="-", help=f"read {what} (JSON) from stdin")
+        # An option named "-" (not a positional): `update PATH --expect-hash H -` parses.
+        p.add_argument("-", dest="stdin", action="store_const", const="-", help=f"read {what} (JSON) from stdin")
 
     p = add("save", "create a new memory from JSON; prints {status, path, id, sha256} as JSON (exit 1 if it exists or is invalid)")
     p.add_argument("--category", "-c", type=_category_arg, metavar="CATEGORY", help=f"one of {', '.join(CATEGORIES)}")
@@ -1421,7 +1431,3 @@ def register_cli(sub: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
     p.add_argument("--category", "-c", type=_category_arg, required=True, metavar="CATEGORY", help=f"one of {', '.join(CATEGORIES)}")
     p.add_argument("--new-info", metavar="TEXT", help="the new information")
     p.add_argument("--new-info-file", metavar="F", help="read the new information from a file ('-' for stdin)")
-
-
-def _unused(*_: Iterable[Any]) -> None:  # keep linters quiet about optional imports
-    return None

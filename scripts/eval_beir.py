@@ -146,10 +146,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def variant_params():
-    base = dict(prefix_mode="none", max_df_ratio=0.25)
-    for c in (0.5, 0.75, 1.5, 2.0, 3.0):
-        yield f"k1'={1.2 / c:.2f} 5/3/1", Params(**base, title_weight=5 * c, tags_weight=3 * c, body_weight=c)
-        yield f"k1'={1.2 / c:.2f} 2/2/1", Params(**base, title_weight=2 * c, tags_weight=2 * c, body_weight=c)
+    """Settings compared in docs/evaluation.md (the product's defaults are the first row)."""
+    yield "prefix: none", Params(prefix_mode="none")
+    yield "prefix: w* for every word >= 4 chars", Params(prefix_mode="prefix")
+    yield "prefix: exact + w*", Params(prefix_mode="both")
+    yield "no term pruning (max df 1.0, no budget)", Params(max_df_ratio=1.0, max_postings=10**12, max_terms=10**4)
+    yield "posting budget 1,000", Params(max_postings=1000)
+    yield "posting budget 2,000", Params(max_postings=2000)
+    yield "posting budget 4,000", Params(max_postings=4000)
+    yield "no category-words column", Params(kind_weight=0.0)
+    yield "weights 1/1/1", Params(title_weight=1.0, tags_weight=1.0, body_weight=1.0)
+    yield "weights 2/2/1", Params(title_weight=2.0, tags_weight=2.0, body_weight=1.0)
 
 
 if __name__ == "__main__":

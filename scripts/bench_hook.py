@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Prompt-hook benchmark: process start to exit, against the interpreter's own floor.
+
+    python scripts/bench_hook.py [--sizes 1000 10000 100000] [--runs 40]
+
+For each store size: p50/p95 of `hooks/memindex_hook.py prompt` run as Claude Code runs it
+(a new process, JSON on stdin), the floor `python -c "import sqlite3, json"` measured in the
+same run with the same interpreter, the reference documents' rebuild-per-prompt design
+(scripts/reference_hook.py) at 1k and 10k, memory files opened per prompt (counted with an
+audit hook, and with strace when it is installed), and the import time of the hook's modules.
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import json
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import gen_store  # noqa: E402
+from eval_common import table  # noqa: E402
+
+from memindex.config import Config  # noqa: E402
+from memindex.sync import sync  # noqa: E402
+
+HOOK = REPO / "hooks" / "memindex_hook.py"
+PROMPTS = [p.strip() for p in (HERE / "prompts.txt").read_text().splitlines() if p.strip()]
+COUNT_OPENS = r"""
+import runpy, sys, os
+opened = []
+sys.addaudithook(lambda ev, args: opened.append(str(args[0])) if ev == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)) else None)
+sys.argv = [sys.argv[1], "prompt"]
+try:
+    runpy.run_path(sys.argv[0], run_name="__main__")
+except SystemExit:
+    pass
+mem = [p for p in opened if p.endswith(".json") and "/.claude/memory/" in p and "memory-config" not in p]
+print("\nOPENED", len(mem), file=sys.stderr)
+"""
+
+
+def hook_command(event: str = "prompt") -> list[str]:
+    """The command exactly as hooks/hooks.json gives it to Claude Code (python3 -> this interpreter)."""
+    hooks = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]
+    name = {"prompt": "UserPromptSubmit"}[event]
+    command = hooks[name][0]["hooks"][0]["command"].replace("${CLAUDE_PLUGIN_ROOT}", str(REPO))
+    argv = shlex.split(command)
+    return [sys.executable, *argv[1:]]
+
+
+def run(cmd: list[str], stdin: bytes, env: dict) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False)
+    return time.perf_counter() - start
+
+
+def series(cmd: list[str], payloads: list[bytes], env: dict, runs: int) -> tuple[float, float]:
+    times = sorted(run(cmd, payloads[i % len(payloads)], env) for i in range(runs))
+    return statistics.median(times), times[min(len(times) - 1, int(len(times) * 0.95))]
+
+
+def opened_files(project: Path, payload: bytes, env: dict) -> tuple[int, str]:
+    out = subprocess.run([sys.executable, "-c", COUNT_OPENS, str(HOOK)], input=payload, capture_output=True, env=env)
+    audit = int(out.stderr.decode().rsplit("OPENED", 1)[1].split()[0])
+    strace = "not installed"
+    if shutil.which("strace"):
+        s = subprocess.run(["strace", "-f", "-e", "trace=open,openat", "-o", "/dev/stdout", sys.executable, str(HOOK), "prompt"],
+                           input=payload, capture_output=True, env=env)
+        lines = [ln for ln in s.stdout.decode(errors="replace").splitlines() if "/.claude/memory/" in ln and ".json" in ln and "memory-config" not in ln]
+        strace = str(len(lines))
+    return audit, strace
+
+
+def import_ms(env: dict) -> float:
+    out = subprocess.run([sys.executable, "-X", "importtime", "-c", "import memindex.hook, memindex.query, memindex.index, memindex.render, memindex.transcript, memindex.config"],
+                         capture_output=True, env=env)
+    total = 0
+    for line in out.stderr.decode().splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and parts[2].strip().startswith("memindex"):
+            total += int(parts[0].split(":")[1])
+    return total / 1000
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
+    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--reference-max", type=int, default=10_000, help="largest size for the rebuild-per-prompt design")
+    args = parser.parse_args(argv)
+    compileall.compile_dir(str(REPO / "memindex"), quiet=1)  # as `pip install` does; PYTHONDONTWRITEBYTECODE may be set
+    env = dict(os.environ, PYTHONPATH=str(REPO))  # the floor and the reference design see the same environment
+    floor = [sys.executable, "-c", "import sqlite3, json"]
+    rows, opened = [], []
+    with tempfile.TemporaryDirectory(prefix="memindex-hookbench-") as tmp:
+        for n in args.sizes:
+            project = Path(tmp) / f"p{n}"
+            gen_store.generate(project, n, seed=n)
+            root = project / ".claude" / "memory"
+            sync(root, Config())
+            payloads = [json.dumps({"prompt": p, "cwd": str(project), "session_id": "b", "hook_event_name": "UserPromptSubmit"}).encode() for p in PROMPTS]
+            f50, f95 = series(floor, payloads, env, args.runs)
+            h50, h95 = series(hook_command(), payloads, env, args.runs)
+            ref = "-"
+            if n <= args.reference_max:
+                r50, r95 = series([sys.executable, str(HERE / "reference_hook.py")], payloads, env, max(10, args.runs // 4))
+                ref = f"{r50 * 1000:.0f} / {r95 * 1000:.0f} ms ({r50 / f50:.1f}x floor)"
+            audit, strace = opened_files(project, payloads[3], env)
+            opened.append((n, audit, strace))
+            rows.append([f"{n:,}", f"{f50 * 1000:.1f} / {f95 * 1000:.1f} ms", f"{h50 * 1000:.1f} / {h95 * 1000:.1f} ms",
+                         f"{h50 / f50:.2f}x", ref, f"{audit} (strace: {strace})"])
+            print(f"{n}: done", file=sys.stderr)
+            shutil.rmtree(project)
+    print(table(["memories", "floor p50/p95", "memindex hook p50/p95", "hook / floor", "rebuild-per-prompt p50/p95", "memory files opened"], rows))
+    print(f"\nimport time of the hook's modules: {import_ms(env):.1f} ms (python -X importtime, bytecode compiled)")
+    print(f"{args.runs} runs per cell, prompts from scripts/prompts.txt, interpreter {sys.executable}")
+    print(f"hook command (from hooks/hooks.json): {' '.join(hook_command())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
