@@ -1,0 +1,110 @@
+"""The evaluation code on tiny sets, so that it cannot rot."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+sys.path.insert(0, str(SCRIPTS))
+
+import eval_beir  # noqa: E402
+import eval_memory  # noqa: E402
+
+
+def memory(category: str, folder: str, mem_id: str, title: str, tags: list[str], content: dict, status: str = "active") -> tuple[str, dict]:
+    return f"{folder}/{mem_id}.json", {
+        "schema_version": "1.0", "category": category, "id": mem_id, "title": title,
+        "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-10-01T00:00:00Z", "tags": tags,
+        "content": content, "related_files": [], "confidence": 1.0, "record_status": status,
+        "changes": [], "times_updated": 0, "retired_at": None, "retired_reason": None,
+        "archived_at": None, "archived_reason": None,
+    }
+
+
+@pytest.fixture()
+def tiny_set(tmp_path: Path) -> Path:
+    root = tmp_path / "memory_set" / ".claude" / "memory"
+    mems = [
+        memory("runbook", "runbooks", "stripe-webhook-400", "Stripe webhook returns 400", ["stripe", "webhooks"],
+               {"trigger": "webhook signature verification fails", "steps": ["rotate STRIPE_WEBHOOK_SECRET"]}),
+        memory("decision", "decisions", "pgbouncer-pooling", "Pool connections with PgBouncer", ["postgres"],
+               {"status": "accepted", "context": "RDS max_connections is 400", "decision": "transaction pooling"}),
+        memory("preference", "preferences", "named-exports", "Named exports in TypeScript", ["typescript"],
+               {"topic": "exports", "value": "prefer named exports for React components"}),
+        memory("decision", "decisions", "celery-beat", "Use Celery beat for scheduled jobs", ["celery"],
+               {"status": "superseded", "context": "cron", "decision": "celery beat"}, status="retired"),
+        memory("decision", "decisions", "k8s-cronjobs", "Scheduled jobs run as k8s CronJobs", ["k8s", "cron"],
+               {"status": "accepted", "context": "replaces celery beat scheduling", "decision": "CronJob per job"}),
+    ]
+    for rel, data in mems:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(json.dumps(data))
+    queries = [
+        {"id": "q1", "kind": "specific", "query": "our stripe webhook keeps returning 400 on signature verification",
+         "transcript": [], "judgments": {"runbooks/stripe-webhook-400.json": 2}},
+        {"id": "q2", "kind": "follow-up", "query": "what's the ceiling there?",
+         "transcript": ["postgres on RDS refuses connections, max_connections reached"],
+         "judgments": {"decisions/pgbouncer-pooling.json": 2}},
+        {"id": "q3", "kind": "negative", "query": "explain how exports work in the tax office paperwork",
+         "transcript": [], "judgments": {}},
+        {"id": "q4", "kind": "retired-trap", "query": "how are scheduled jobs configured with celery beat now?",
+         "transcript": [], "judgments": {"decisions/k8s-cronjobs.json": 2}},
+    ]
+    (tmp_path / "queries.json").write_text(json.dumps(queries))
+    return tmp_path
+
+
+def test_inject_metrics_arithmetic() -> None:
+    queries = [
+        {"id": "a", "judgments": {"x": 2, "y": 1, "z": 2}},
+        {"id": "b", "judgments": {"w": 2}},
+        {"id": "n1", "judgments": {}},
+        {"id": "n2", "judgments": {}},
+    ]
+    results = {"a": {"inject": ["x", "y", "q"]}, "b": {"inject": []}, "n1": {"inject": ["x"]}, "n2": {"inject": []}}
+    m = eval_memory.inject_metrics(queries, results)
+    assert m["precision"] == pytest.approx(2 / 3)
+    assert m["recall_g2"] == pytest.approx(1 / 3)
+    assert m["false_inject"] == pytest.approx(0.5)
+    assert m["silent"] == pytest.approx(0.5)
+
+
+def test_search_metrics_use_graded_judgements() -> None:
+    queries = [{"id": "a", "judgments": {"x": 2, "y": 1}}, {"id": "n", "judgments": {}}]
+    perfect = eval_memory.search_metrics(queries, {"a": {"rank": [("x", 2.0), ("y", 1.0)]}, "n": {"rank": []}})
+    assert perfect["nDCG@10"] == pytest.approx(1.0) and perfect["MRR"] == 1.0 and perfect["R@10"] == 1.0
+    swapped = eval_memory.search_metrics(queries, {"a": {"rank": [("q", 3.0), ("y", 2.0)]}, "n": {"rank": []}})
+    assert swapped["MRR"] == pytest.approx(0.5) and swapped["R@10"] == pytest.approx(0.5)
+    assert 0 < swapped["nDCG@10"] < 1
+
+
+def test_evaluate_set_compares_the_old_matcher_and_fts5(tiny_set: Path) -> None:
+    printed: list[str] = []
+    summary = eval_memory.evaluate_set(tiny_set, out=printed.append)
+    fts = summary["fts5_bm25 (product defaults)"]
+    old = summary["old matcher (baseline, max_inject 5)"]
+    assert fts["precision"] == 1.0 and fts["false_inject"] == 0.0
+    assert fts["recall_g2"] == 1.0  # the follow-up needs the transcript, the trap its replacement
+    assert old["false_inject"] == 1.0  # "exports" in a title is enough for the old matcher
+    assert fts["R@10"] > old["R@10"]
+    assert any("inject precision" in line for line in printed)
+
+
+def test_eval_beir_runs_end_to_end_on_a_tiny_collection(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    docs = [("d1", "Vitamin D and bone density", "Vitamin D supplementation increases bone mineral density in older adults."),
+            ("d2", "Statins and muscle pain", "Statin therapy is associated with myalgia in a minority of patients."),
+            ("d3", "Sleep and memory", "Sleep deprivation impairs memory consolidation.")]
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "corpus.jsonl").write_text("\n".join(json.dumps({"_id": i, "title": t, "text": x}) for i, t, x in docs))
+    (tmp_path / "queries.jsonl").write_text("\n".join(json.dumps({"_id": q, "text": t}) for q, t in
+                                                      [("1", "statins cause muscle pain"), ("2", "vitamin D bone density")]))
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n1\td2\t1\n2\td1\t1\n")
+    assert eval_beir.main([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| memindex"))
+    assert row.split("|")[2].strip() == "1.000"  # nDCG@10 of the product's engine
+    assert any(line.startswith("| bm25s") for line in out.splitlines())
