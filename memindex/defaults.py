@@ -76,7 +76,7 @@ MAX_QUERY_TERMS = 32  # longest prompts keep their rarest terms
 MAX_POSTINGS = 4_000  # rows the OR query may touch; the commonest terms go first past it
 COVERAGE_TERMS = 6  # coverage is measured against this many of the prompt's rarest terms
 KIND_WEIGHT = 1.0  # bm25 weight of the category-words column
-MAX_DF_RATIO = 0.25  # terms in more than this share of memories are left out (bm25 IDF ~ 0)
+MAX_DF_RATIO = 0.25  # terms in more than this share of memories are left out (low IDF, many postings)
 
 # Words that name each category, indexed in a column of their own so that "the open tech
 # debt on the frontend" or "what did we decide" lean towards the right kind of memory.

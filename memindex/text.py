@@ -41,7 +41,7 @@ STOP_WORDS = frozenset(
     hasn't stuff kind sort bit lot lots basically actually currently probably exactly
     quickly properly simply really just anyway wondering wonder guess mean means tell
     show look find try trying tried figure help know knew today yesterday tomorrow
-    tonight right able e.g i.e
+    tonight right able e.g i.e re ve ll
     """.split()
 )
 
