@@ -34,7 +34,7 @@ from memindex.transcript import recent_user_turns  # noqa: E402
 
 NOW = datetime(2026, 11, 22, tzinfo=timezone.utc)  # fixed: recency and retention are reproducible
 DEFAULT_SET = Path(__file__).resolve().parent / "eval"
-SEARCH = [R @ 10, RR, nDCG @ 10]
+SEARCH = [R @ 10, R(rel=2) @ 10, RR, nDCG @ 10]
 
 
 def load_set(folder: Path) -> tuple[Path, list[dict]]:
@@ -170,7 +170,7 @@ def search_metrics(queries: list[dict], results: dict[str, dict]) -> dict[str, f
     qrels = {q["id"]: q["judgments"] for q in queries if q["judgments"]}
     run_ = {qid: {p: 100.0 - i for i, (p, _) in enumerate(results[qid]["rank"])} for qid in qrels}
     m = evaluate(qrels, run_, SEARCH)
-    return {"R@10": m["R@10"], "MRR": m["RR"], "nDCG@10": m["nDCG@10"]}
+    return {"R@10": m["R@10"], "R2@10": m["R(rel=2)@10"], "MRR": m["RR"], "nDCG@10": m["nDCG@10"]}
 
 
 def by_kind(queries: list[dict], results: dict[str, dict]) -> list[list[object]]:
@@ -182,10 +182,10 @@ def by_kind(queries: list[dict], results: dict[str, dict]) -> list[list[object]]
         qs = kinds[kind]
         im = inject_metrics(qs, results)
         if kind == "negative":
-            rows.append([kind, len(qs), "-", "-", im["false_inject"], "-", "-", "-"])
+            rows.append([kind, len(qs), "-", "-", im["false_inject"], "-", "-", "-", "-"])
             continue
         sm = search_metrics(qs, results)
-        rows.append([kind, len(qs), im["precision"], im["recall_g2"], "-", im["silent"], sm["R@10"], sm["nDCG@10"]])
+        rows.append([kind, len(qs), im["precision"], im["recall_g2"], "-", im["silent"], sm["R@10"], sm["R2@10"], sm["nDCG@10"]])
     return rows
 
 
@@ -206,15 +206,15 @@ def evaluate_set(folder: Path, variants: bool = False, kinds: bool = False, out=
             results = run(conn, queries, strategy, tmp)
             im, sm = inject_metrics(queries, results), search_metrics(queries, results)
             summary[strategy.name] = {**im, **sm}
-            rows.append([strategy.name, im["precision"], im["recall_g2"], im["false_inject"], im["silent"], im["per_prompt"], sm["R@10"], sm["MRR"], sm["nDCG@10"]])
+            rows.append([strategy.name, im["precision"], im["recall_g2"], im["false_inject"], im["silent"], im["per_prompt"], sm["R@10"], sm["R2@10"], sm["MRR"], sm["nDCG@10"]])
             per_kind[strategy.name] = results
         conn.close()
     out("")
-    out(table(["strategy", "inject precision", "grade-2 recall", "false inject (neg)", "silent", "injected/prompt", "Recall@10", "MRR", "nDCG@10"], rows))
+    out(table(["strategy", "inject precision", "grade-2 recall", "false inject (neg)", "silent", "injected/prompt", "Recall@10", "Recall@10 (grade 2)", "MRR", "nDCG@10"], rows))
     if kinds:
         for name in list(per_kind)[:1] + ["fts5_bm25 (product defaults)"]:
             out(f"\nper query kind: {name}")
-            out(table(["kind", "n", "precision", "grade-2 recall", "false inject", "silent", "Recall@10", "nDCG@10"], by_kind(queries, per_kind[name])))
+            out(table(["kind", "n", "precision", "grade-2 recall", "false inject", "silent", "Recall@10", "Recall@10 (grade 2)", "nDCG@10"], by_kind(queries, per_kind[name])))
     return summary
 
 
