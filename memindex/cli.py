@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -81,28 +82,6 @@ def cmd_rebuild(args: argparse.Namespace, root: Path, cfg: Config) -> int:
 # --- search ---------------------------------------------------------------------------
 
 
-def open_fresh_reader(root: Path, cfg: Config, allow_sync: bool) -> Any:
-    """A reader on an index made fresh first when the O(1) check says it is stale."""
-    from .sync import LockTimeout, sync
-
-    try:
-        conn = index.open_reader(root)
-        stale = index.is_stale(conn, root)
-    except index.IndexUnavailable:
-        conn, stale = None, True
-    if stale and allow_sync:
-        if conn is not None:
-            conn.close()
-        try:
-            sync(root, cfg, lock_timeout=min(cfg["index.lock_timeout_s"], 3.0))
-        except LockTimeout as exc:
-            err(f"{exc}; searching the index as it is")
-        conn = index.open_reader(root)
-    elif conn is None:
-        conn = index.open_reader(root)  # raises with the reason
-    return conn
-
-
 def hit_json(hit: Any, prefix: str) -> dict[str, Any]:
     return {
         "path": prefix + hit.path,
@@ -141,6 +120,8 @@ def cmd_search(args: argparse.Namespace, root: Path, cfg: Config) -> int:
     from .query import Filters, Params, search
 
     text = " ".join(args.query)
+    from .sync import open_fresh_reader
+
     conn = open_fresh_reader(root, cfg, allow_sync=not args.no_sync)
     try:
         filters = Filters.from_config(
@@ -377,6 +358,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_LOCKED
     except index.IndexUnavailable as exc:
         err(str(exc))
+        return EXIT_NO_INDEX
+    except sqlite3.DatabaseError as exc:
+        if not index.is_corruption(exc):
+            raise
+        err(f"index {index.index_path(root)} is corrupt ({exc}); run `memindex rebuild`")
         return EXIT_NO_INDEX
     except BrokenPipeError:
         return EXIT_OK

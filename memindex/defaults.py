@@ -9,7 +9,7 @@ from __future__ import annotations
 SCHEMA_VERSION = "1.0"
 # Bump when the index layout or the text it stores changes: every writer rebuilds an index
 # whose PRAGMA user_version differs, every reader reports it.
-INDEX_VERSION = 5
+INDEX_VERSION = 6
 
 MEMORY_DIR = (".claude", "memory")
 INDEX_FILE = ".index.db"
@@ -56,6 +56,7 @@ EXIT_USAGE = 2
 EXIT_LOCKED = 3  # the writer lock could not be taken in time
 EXIT_NO_INDEX = 4  # a reader found no usable index
 EXIT_NO_ROOT = 5  # no memory root found
+EXIT_CONFLICT = 6  # update --expect-hash: the file changed underneath
 
 # Defaults of memory-config.json. Each leaf is (default, checker); config.py validates a
 # user's file against this tree and falls back to the default, with one warning, per bad key.
@@ -71,7 +72,7 @@ DEFAULT_CATEGORY_DESCRIPTIONS = {
 
 # Query construction (chosen on the evaluation, docs/evaluation.md).
 PREFIX_MIN_LEN = 4  # plain words of at least this length also match as a prefix: auth -> authentication
-PREFIX_MODE = "auto"  # "none" | "prefix" (w*) | "both" ("w" OR "w"*) | "auto" (w* only for words mostly seen as a prefix)
+PREFIX_MODE = "prefix"  # "none" | "prefix" (w*) | "both" ("w" OR "w"*)
 MAX_QUERY_TERMS = 32  # longest prompts keep their rarest terms
 MAX_POSTINGS = 4_000  # rows the OR query may touch; the commonest terms go first past it
 COVERAGE_TERMS = 6  # coverage is measured against this many of the prompt's rarest terms
@@ -83,7 +84,7 @@ MAX_DF_RATIO = 0.25  # terms in more than this share of memories are left out (l
 CATEGORY_WORDS: dict[str, str] = {
     "session_summary": "session summary",
     "decision": "decision decided",
-    "runbook": "runbook",
+    "runbook": "runbook procedure",
     "constraint": "constraint limitation",
     "tech_debt": "tech debt",
     "preference": "preference convention",

@@ -58,6 +58,15 @@ class IndexUnavailable(Exception):
     """The index is missing, corrupt, of another version, or cannot be opened."""
 
 
+def is_corruption(exc: BaseException) -> bool:
+    """Is this SQLite error a damaged file (as opposed to a busy lock or a full disk)?"""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text
+
+
 def index_path(root: str | os.PathLike[str]) -> str:
     return os.path.join(root, INDEX_FILE)
 
@@ -110,7 +119,7 @@ def _create(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA user_version={INDEX_VERSION}")
 
 
-def _remove_db_files(path: str) -> None:
+def remove_db_files(path: str) -> None:
     for suffix in ("", "-wal", "-shm", "-journal"):
         try:
             os.unlink(f"{path}{suffix}")
@@ -157,7 +166,7 @@ def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str |
             if attempt == 2:
                 raise IndexUnavailable(f"cannot create index {path}: {exc}") from None
             reason = f"index was corrupt ({exc})"
-            _remove_db_files(path)
+            remove_db_files(path)
     raise AssertionError("unreachable")
 
 

@@ -42,7 +42,7 @@ class Params:
         tags_weight: float = 3.0,
         body_weight: float = 1.0,
         prefix_min_len: int = PREFIX_MIN_LEN,
-        prefix_mode: str = PREFIX_MODE,  # "none" | "prefix" | "both" | "auto"
+        prefix_mode: str = PREFIX_MODE,  # "none" | "prefix" | "both"
         max_terms: int = MAX_QUERY_TERMS,
         max_postings: int = MAX_POSTINGS,
         max_df_ratio: float = MAX_DF_RATIO,
@@ -151,23 +151,17 @@ def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int 
             continue
         quoted = _quote(term.text)
         if term.is_phrase:
-            plan.df[term] = min(_vocab(conn, tok, False)[0] for tok in tokens)  # an upper bound
+            plan.df[term] = min(_df(conn, tok) for tok in tokens)  # an upper bound
             plan.expressions[term] = quoted
             continue
         if params.prefix_mode == "none" or len(term.parts[0]) < params.prefix_min_len:
-            plan.df[term] = _vocab(conn, tokens[0], False)[0]
+            plan.df[term] = _df(conn, tokens[0])
             plan.expressions[term] = quoted
             continue
-        exact, with_prefix = _vocab(conn, tokens[0], True)
-        if params.prefix_mode == "auto" and with_prefix <= 2 * exact:
-            # Expand only words used mostly as the start of longer words (auth ->
-            # authentication); a word that stands on its own keeps its exact IDF.
-            plan.df[term] = exact
-            plan.expressions[term] = quoted
-        else:
-            plan.df[term] = with_prefix
-            both = params.prefix_mode == "both"
-            plan.expressions[term] = f"{quoted} OR {quoted}*" if both else quoted + "*"
+        # Prefix matching (auth -> authentication), as the old matcher did; its IDF is
+        # that of all the words it reaches, so a broad prefix weighs little.
+        plan.df[term] = _df(conn, tokens[0], prefix=True)
+        plan.expressions[term] = f"{quoted} OR {quoted}*" if params.prefix_mode == "both" else quoted + "*"
     # Rarest first; terms in no document cost nothing and score nothing; terms in more than
     # half of the documents get a zero IDF from bm25(). Past the posting budget, the
     # commonest terms are dropped: latency stays near flat as the store grows.
@@ -185,20 +179,16 @@ def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int 
     return plan
 
 
-def _vocab(conn: sqlite3.Connection, token: str, prefix: bool) -> tuple[int, int]:
-    """(documents with this token, documents with a token starting with it; the latter an
-    upper bound) from one fts5vocab lookup."""
+def _df(conn: sqlite3.Connection, token: str, prefix: bool = False) -> int:
+    """Documents containing the token (or, with `prefix`, an upper bound on those with a
+    token starting with it), from the fts5vocab table."""
     if not prefix:
         row = conn.execute("SELECT doc FROM fts_vocab WHERE term = ?", (token,)).fetchone()
-        return (row[0] if row else 0), 0
-    exact = total = 0
-    for term, doc in conn.execute(
-        "SELECT term, doc FROM fts_vocab WHERE term >= ? AND term < ?", (token, token + "\U0010ffff")
-    ):
-        total += doc
-        if term == token:
-            exact = doc
-    return exact, total
+        return row[0] if row else 0
+    row = conn.execute(
+        "SELECT coalesce(sum(doc), 0) FROM fts_vocab WHERE term >= ? AND term < ?", (token, token + "\U0010ffff")
+    ).fetchone()
+    return row[0]
 
 
 def _doc_count(conn: sqlite3.Connection) -> int:
@@ -280,15 +270,26 @@ def search(
     return hits[:limit]
 
 
-def coverage(conn: sqlite3.Connection, plan: QueryPlan, hits: Sequence[Hit], top_terms: int = COVERAGE_TERMS) -> None:
-    """Set each hit's share of the query's IDF mass that it matches (terms absent from the
-    whole store count in full): near 1 when the memory explains the prompt, near 0 when it
-    only shares a generic word with it. Corpus-relative, unlike an absolute BM25 threshold.
-    The mass is that of the `top_terms` rarest terms, so a long, specific prompt is not
-    diluted by its many incidental words. The hits are re-matched, term by term, in a
-    scratch FTS5 table: exact FTS5 semantics at the cost of a few tiny queries."""
-    idf = sorted((plan.idf(t) for t in plan.df), reverse=True)
-    total = sum(idf[:top_terms])
+def coverage(
+    conn: sqlite3.Connection,
+    plan: QueryPlan,
+    hits: Sequence[Hit],
+    top_terms: int | None = COVERAGE_TERMS,
+    columns: tuple[str, ...] = (),
+    absent: float | None = None,
+) -> None:
+    """Set each hit's share of the query's IDF mass that it matches: near 1 when the memory
+    explains the prompt, near 0 when it only shares a generic word with it. Corpus-relative,
+    unlike an absolute BM25 threshold.
+
+    Terms no memory has weigh their full IDF (or `absent`); the mass is that of the
+    `top_terms` heaviest terms (None: all), so a long, specific prompt is not diluted by
+    its incidental words; `columns` limits what may match (the write path ignores the
+    category words). Hits are re-matched term by term in a scratch FTS5 table: exact FTS5
+    semantics at the cost of a few tiny queries."""
+    weights = {t: plan.idf(t) if df or absent is None else absent for t, df in plan.df.items()}
+    ranked = sorted(weights.values(), reverse=True)
+    total = sum(ranked[:top_terms] if top_terms is not None else ranked)
     for hit in hits:
         hit.coverage = 0.0
     if total <= 0 or not hits:
@@ -301,14 +302,26 @@ def coverage(conn: sqlite3.Connection, plan: QueryPlan, hits: Sequence[Hit], top
     scratch = _scratch()
     scratch.execute("DELETE FROM h")
     scratch.executemany("INSERT INTO h(rowid, title, tags, body, kind) VALUES (?,?,?,?,?)", rows)
+    only = "{" + " ".join(columns) + "} : " if columns else ""
     got = {rowid: 0.0 for rowid in by_rowid}
-    for term in plan.df:
-        if plan.df[term] == 0:
+    for term, df in plan.df.items():
+        if df == 0:
             continue
-        for (rowid,) in scratch.execute("SELECT rowid FROM h WHERE h MATCH ?", (plan.expressions[term],)):
-            got[rowid] += plan.idf(term)
+        for (rowid,) in scratch.execute("SELECT rowid FROM h WHERE h MATCH ?", (f"{only}({plan.expressions[term]})",)):
+            got[rowid] += weights[term]
     for rowid, hit in by_rowid.items():
         hit.coverage = min(got[rowid] / total, 1.0)
+
+
+def matching_terms(plan: QueryPlan, text: str) -> list[Term]:
+    """The planned terms that a piece of text contains (FTS5 matching, scratch table)."""
+    scratch = _scratch()
+    scratch.execute("DELETE FROM t")
+    scratch.execute("INSERT INTO t(rowid, x) VALUES (1, ?)", (text,))
+    return [
+        term for term in plan.df
+        if scratch.execute("SELECT 1 FROM t WHERE t MATCH ?", (plan.expressions[term],)).fetchone()
+    ]
 
 
 def select_for_injection(

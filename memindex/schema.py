@@ -177,6 +177,13 @@ def _message(error: Any) -> str:
     return f"'{_where(error)}': {error.message}"
 
 
+def _utc(value: str) -> str | None:
+    """A comparable form of an ISO 8601 UTC timestamp (None if it is not one)."""
+    if not re.match(ISO_UTC_PATTERN, value):
+        return None
+    return value[:19]
+
+
 def validate_memory(data: Any, rel: str) -> list[str]:
     """Every schema problem of one parsed file at `<folder>/<name>.json`, as sentences."""
     if not isinstance(data, dict):
@@ -193,6 +200,15 @@ def validate_memory(data: Any, rel: str) -> list[str]:
     stem = name[: -len(".json")] if name.endswith(".json") else name
     if isinstance(data.get("id"), str) and data["id"] != stem:
         problems.append(f"id {data['id']!r} does not match the file name {name!r}")
+    tags = data.get("tags")
+    if isinstance(tags, list):
+        for tag in tags:
+            if isinstance(tag, str) and tag != tag.lower():
+                problems.append(f"'tags': {tag!r} is not lowercase")
+    created, updated = data.get("created_at"), data.get("updated_at")
+    if isinstance(created, str) and isinstance(updated, str) and _utc(updated) and _utc(created):
+        if _utc(updated) < _utc(created):
+            problems.append(f"'updated_at' ({updated}) is earlier than 'created_at' ({created})")
     status = data.get("record_status")
     if status == "retired" and not data.get("retired_at"):
         problems.append("record_status is 'retired' but 'retired_at' is not set")

@@ -14,7 +14,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from . import index
 from .config import Config, load_config
@@ -98,13 +98,54 @@ def sync(
     cfg = cfg or load_config(root)
     timeout = cfg["index.lock_timeout_s"] if lock_timeout is None else lock_timeout
     with writer_lock(root, timeout):
-        return _sync_locked(root, cfg, rebuild=rebuild, only=only, progress=progress)
+        return _repairing(root, lambda: _sync_locked(root, cfg, rebuild=rebuild, only=only, progress=progress))
 
 
-def sync_files_locked(root: Path, cfg: Config, rels: Iterable[str]) -> SyncReport:
+def _repairing(root: Path, run: Callable[[], SyncReport]) -> SyncReport:
+    """Run a sync; if the index file turns out damaged past its header (pages that SQLite
+    calls malformed), replace it and rebuild everything from the memory files."""
+    try:
+        return run()
+    except sqlite3.DatabaseError as exc:
+        if not index.is_corruption(exc):
+            raise
+        index.remove_db_files(index.index_path(root))
+        report = _sync_locked(root, load_config(root), rebuild=True, only=None, progress=False)
+        report.rebuilt = f"index was corrupt ({exc})"
+        return report
+
+
+def open_fresh_reader(root: Path, cfg: Config, allow_sync: bool = True) -> sqlite3.Connection:
+    """A read-only connection, after an incremental sync when the O(1) check says the index
+    is stale or missing (a short lock wait: if another writer is busy, read what exists)."""
+    try:
+        conn = index.open_reader(root)
+        stale = index.is_stale(conn, root)
+    except index.IndexUnavailable:
+        conn, stale = None, True
+    if stale and allow_sync:
+        if conn is not None:
+            conn.close()
+        try:
+            sync(root, cfg, lock_timeout=min(float(cfg["index.lock_timeout_s"]), 3.0))
+        except LockTimeout as exc:
+            print(f"memindex: {exc}; reading the index as it is", file=sys.stderr)
+        conn = index.open_reader(root)
+    elif conn is None:
+        conn = index.open_reader(root)  # raises with the reason
+    return conn
+
+
+def sync_files_locked(
+    root: Path, cfg: Config, rels: Iterable[str], folders_before: dict[str, int] | None = None
+) -> SyncReport:
     """Index just these files (relative paths), for a caller that already holds
-    `writer_lock` (the write path): no walk, no full sync; index.md is regenerated."""
-    return _sync_locked(root, cfg, rebuild=False, only=list(rels), progress=False)
+    `writer_lock` (the write path): no walk, no full sync; index.md is regenerated.
+    `folders_before` (folder mtimes taken under the lock before the write) lets an index
+    that was fresh stay marked fresh, so the next search does not re-walk everything."""
+    return _repairing(
+        root, lambda: _sync_locked(root, cfg, rebuild=False, only=list(rels), progress=False, folders_before=folders_before)
+    )
 
 
 def _diff_targets(root: Path, only: list[str] | None, problems: dict[str, str]) -> dict[str, FileStat]:
@@ -120,7 +161,15 @@ def _diff_targets(root: Path, only: list[str] | None, problems: dict[str, str]) 
     return found
 
 
-def _sync_locked(root: Path, cfg: Config, *, rebuild: bool, only: Iterable[str] | None, progress: bool) -> SyncReport:
+def _sync_locked(
+    root: Path,
+    cfg: Config,
+    *,
+    rebuild: bool,
+    only: Iterable[str] | None,
+    progress: bool,
+    folders_before: dict[str, int] | None = None,
+) -> SyncReport:
     started = time.perf_counter()
     report = SyncReport()
     conn, why = index.open_writer(root)
@@ -165,6 +214,8 @@ def _sync_locked(root: Path, cfg: Config, *, rebuild: bool, only: Iterable[str] 
                 index.set_meta(conn, folder_mtimes=folder_mtimes, last_sync_ns=index.now_ns())
             else:
                 index.set_meta(conn, last_write_ns=index.now_ns())
+                if folders_before is not None and index.get_meta(conn).get("folder_mtimes") == folders_before:
+                    index.set_meta(conn, folder_mtimes=folder_mtimes)
             count = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
             index.set_meta(conn, doc_count=count)
             if rebuild and only_list is None:

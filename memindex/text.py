@@ -74,7 +74,8 @@ def query_terms(text: str, max_chars: int = 20_000) -> list[Term]:
     """
     seen: set[tuple[str, ...]] = set()
     terms: list[Term] = []
-    for match in _WORD_RE.finditer(text[:max_chars].lower()):
+    text = unicodedata.normalize("NFC", text[:max_chars])  # a decomposed accent stays in its word
+    for match in _WORD_RE.finditer(text.lower()):
         parts = tuple(_PART_RE.findall(match.group()))
         if not parts:
             continue
@@ -102,7 +103,11 @@ def sanitize_title(title: object, limit: int = TITLE_MAX) -> str:
     if not isinstance(title, str):
         title = "" if title is None else str(title)
     title = unicodedata.normalize("NFC", title[: limit * 8])
-    title = "".join(ch for ch in title if unicodedata.category(ch) not in _STRIP_CATEGORIES)
+    # Line breaks and other separators become spaces (words stay apart); then every
+    # control, format (BiDi, zero-width) and unassigned character goes.
+    title = "".join(
+        " " if ch.isspace() else ch for ch in title if ch.isspace() or unicodedata.category(ch) not in _STRIP_CATEGORIES
+    )
     title = _INDEX_MARKUP.sub(" ", title)
     title = _SPACES.sub(" ", title).strip()
     if len(title) > limit:

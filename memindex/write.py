@@ -84,21 +84,20 @@ from .config import Config
 from .defaults import (
     CATEGORIES,
     CATEGORY_FOLDER,
+    EXIT_CONFLICT,
     EXIT_PROBLEMS,
     EXIT_USAGE,
     FOLDERS,
     SCHEMA_VERSION,
     TAGS_MAX,
     TITLE_MAX,
-    TOKENIZER,
 )
 from .paths import display_prefix, inside
 from .render import safe_relpath
 from .schema import SLUG_PATTERN, validate_memory
 from .store import MemoryFileError, parse_json, read_bytes, walk
+from .sync import open_fresh_reader
 from .text import query_terms, sanitize_tag, sanitize_title
-
-EXIT_CONFLICT = 6  # --expect-hash did not match the file on disk
 
 MAX_CHANGES = 50
 MAX_REASON = 500  # change summaries and retire/archive reasons
@@ -605,13 +604,13 @@ def _timeout(cfg: Config, lock_timeout: float | None) -> float:
     return float(cfg["index.lock_timeout_s"] if lock_timeout is None else lock_timeout)
 
 
-def _index_one(root: Path, cfg: Config, rels: list[str], result: dict[str, Any]) -> None:
+def _index_one(root: Path, cfg: Config, rels: list[str], result: dict[str, Any], before: dict[str, int]) -> None:
     """Index the written files (caller holds the lock). The file is already written: an
     index that cannot be updated is reported, not fatal (the next sync catches up)."""
     from .sync import sync_files_locked
 
     try:
-        report = sync_files_locked(root, cfg, rels)
+        report = sync_files_locked(root, cfg, rels, folders_before=before)
     except (index.IndexUnavailable, sqlite3.Error, OSError) as exc:
         result["indexed"] = False
         result["warning"] = f"file written but the index was not updated: {exc}; run `memindex sync`"
@@ -715,6 +714,7 @@ def save_memory(
     rel = f"{folder}/{mem['id']}.json"
     blob = serialize(mem)
     with writer_lock(root, _timeout(cfg, lock_timeout)):
+        before = index.folder_mtimes(root)  # to keep a fresh index fresh after our own write
         directory = root / folder
         if os.path.lexists(directory) and not os.path.isdir(directory):
             raise WriteError(f"{display(root, folder)} is not a folder")
@@ -738,7 +738,7 @@ def save_memory(
             "sha256": sha256_hex(blob),
             "fixes": fixes,
         }
-        _index_one(root, cfg, [rel], result)
+        _index_one(root, cfg, [rel], result, before)
     return result
 
 
@@ -849,6 +849,7 @@ def update_memory(
     rel = resolve_path(root, path, cwd)
     category = FOLDERS[rel.split("/")[0]]
     with writer_lock(root, _timeout(cfg, lock_timeout)):
+        before = index.folder_mtimes(root)  # to keep a fresh index fresh after our own write
         data, current = _read_current(root, rel, cfg)
         _check_hash(root, rel, data, expect_hash)
         mem, changed, fixes = merge_update(current, patch, category, now or utc_now())
@@ -867,7 +868,7 @@ def update_memory(
             status="updated", sha256=sha256_hex(blob), times_updated=mem["times_updated"],
             changed=changed, fixes=fixes,
         )
-        _index_one(root, cfg, [rel], result)
+        _index_one(root, cfg, [rel], result, before)
     return result
 
 
@@ -910,6 +911,7 @@ def set_status(
     category = FOLDERS[rel.split("/")[0]]
     stamp = iso(now or utc_now())
     with writer_lock(root, _timeout(cfg, lock_timeout)):
+        before = index.folder_mtimes(root)  # to keep a fresh index fresh after our own write
         data, mem = _read_current(root, rel, cfg)
         _check_hash(root, rel, data, expect_hash)
         status = mem.get("record_status", "active")
@@ -942,7 +944,7 @@ def set_status(
             "record_status": new_status,
             "sha256": sha256_hex(blob),
         }
-        _index_one(root, cfg, [rel], result)
+        _index_one(root, cfg, [rel], result, before)
     return result
 
 
@@ -983,6 +985,7 @@ def gc(
     skipped: list[dict[str, str]] = []
     temps: list[str] = []
     with writer_lock(root, _timeout(cfg, lock_timeout)):
+        before = index.folder_mtimes(root)  # to keep a fresh index fresh after our own write
         for rel in sorted(walk(root)):
             try:
                 data, _ = read_bytes(root, rel, int(cfg["index.max_file_bytes"]))
@@ -1035,47 +1038,14 @@ def gc(
             _unlink_quietly(os.path.join(root, rel))
         if rels:
             _fsync_dir(str(root))
-            _index_one(root, cfg, rels, result)
+            _index_one(root, cfg, rels, result, before)
     return result
 
 
 # --- candidate ------------------------------------------------------------------------
 
 
-def _fresh_reader(root: Path, cfg: Config) -> sqlite3.Connection:
-    """A reader on an index brought up to date first when it looks stale."""
-    from .sync import LockTimeout, sync
-
-    try:
-        conn = index.open_reader(root)
-        stale = index.is_stale(conn, root)
-    except index.IndexUnavailable:
-        conn, stale = None, True
-    if stale:
-        if conn is not None:
-            conn.close()
-        try:
-            sync(root, cfg, lock_timeout=min(float(cfg["index.lock_timeout_s"]), 3.0))
-        except LockTimeout:
-            pass  # search the index as it is
-        conn = index.open_reader(root)
-    return conn
-
-
-_CONTENT_COLUMNS = ("title", "tags", "body")
-
-
-def _column_filter(conn: sqlite3.Connection) -> str:
-    """`{title tags body} : ` when the index has other columns (category words), so that
-    a memory is matched by what it says, not by its category's name."""
-    try:
-        cols = [r[1] for r in conn.execute("PRAGMA table_info(fts)")]
-    except sqlite3.Error:
-        return ""
-    keep = [c for c in cols if c in _CONTENT_COLUMNS]
-    if not keep or len(keep) == len(cols):
-        return ""
-    return "{" + " ".join(keep) + "} : "
+_CONTENT_COLUMNS = ("title", "tags", "body")  # what a memory says, not its category's name
 
 
 def _absent_weight(plan: Any) -> float:
@@ -1086,48 +1056,23 @@ def _absent_weight(plan: Any) -> float:
     return math.log(1 + (n - 1 + 0.5) / (1 + 0.5))
 
 
-def containment(conn: sqlite3.Connection, plan: Any, rowid: int, column_filter: str = "") -> float:
+def containment(conn: sqlite3.Connection, plan: Any, hit: Any) -> float:
     """Share of the query's whole IDF mass (every term, including terms no memory has)
     that one memory's title, tags and body match."""
-    total = got = 0.0
-    absent = _absent_weight(plan)
-    for term, df in plan.df.items():
-        weight = plan.idf(term) if df else absent
-        total += weight
-        if df == 0:
-            continue
-        expr = plan.expressions[term]
-        try:
-            hit = conn.execute(
-                "SELECT 1 FROM fts WHERE fts MATCH ? AND rowid = ?", (f"{column_filter}({expr})", rowid)
-            ).fetchone()
-        except sqlite3.OperationalError:
-            hit = conn.execute("SELECT 1 FROM fts WHERE fts MATCH ? AND rowid = ?", (expr, rowid)).fetchone()
-        if hit:
-            got += weight
-    return got / total if total > 0 else 0.0
+    from .query import coverage
+
+    coverage(conn, plan, [hit], top_terms=None, columns=_CONTENT_COLUMNS, absent=_absent_weight(plan))
+    return float(hit.coverage or 0.0)
 
 
 def title_overlap(conn: sqlite3.Connection, subject: str, text: str, params: Any) -> float:
     """Share of a memory's title-and-tags IDF mass that `text` contains (same tokenizer,
     same term expressions as the engine)."""
-    from .query import plan_query
+    from .query import matching_terms, plan_query
 
     plan = plan_query(conn, subject, params)
-    if not plan.df:
-        return 0.0
-    mem = sqlite3.connect(":memory:")
-    try:
-        mem.execute(f"CREATE VIRTUAL TABLE q USING fts5(x, tokenize='{TOKENIZER}')")
-        mem.execute("INSERT INTO q(rowid, x) VALUES (1, ?)", (text,))
-        total = got = 0.0
-        for term in plan.df:
-            weight = plan.idf(term)
-            total += weight
-            if mem.execute("SELECT 1 FROM q WHERE q MATCH ?", (plan.expressions[term],)).fetchone():
-                got += weight
-    finally:
-        mem.close()
+    total = sum(plan.idf(t) for t in plan.df)
+    got = sum(plan.idf(t) for t in matching_terms(plan, text))
     return got / total if total > 0 else 0.0
 
 
@@ -1175,7 +1120,7 @@ def find_candidate(
         answer["reason"] = "the new information has no meaningful words to match"
         return answer
     own = conn is None
-    conn = _fresh_reader(root, cfg) if conn is None else conn
+    conn = open_fresh_reader(root, cfg) if conn is None else conn
     try:
         params = Params.from_config(cfg)
         plan = plan_query(conn, new_info, params)
@@ -1184,11 +1129,10 @@ def find_candidate(
         if not hits:
             answer["reason"] = f"no active {category} memory shares a word with the new information"
             return answer
-        column_filter = _column_filter(conn)
         best = hits[0]
-        cont = containment(conn, plan, best.rowid, column_filter)
+        cont = containment(conn, plan, best)
         overlap = title_overlap(conn, best.title + " " + " ".join(best.tags), new_info, params)
-        exact = containment(conn, plan_query(conn, new_info, params.replace(prefix_mode="none")), best.rowid, column_filter)
+        exact = containment(conn, plan_query(conn, new_info, params.replace(prefix_mode="none")), best)
         score = cont + overlap
         prefix = display_prefix(root)
         answer["match"] = {
