@@ -115,9 +115,8 @@ def _scratch() -> sqlite3.Connection:
     global _SCRATCH
     if _SCRATCH is None:
         conn = sqlite3.connect(":memory:", check_same_thread=False)
-        conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{TOKENIZER}')")
-        conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
         conn.execute(f"CREATE VIRTUAL TABLE h USING fts5(title, tags, body, kind, tokenize='{TOKENIZER}')")
+        conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(h, 'instance')")
         _SCRATCH = conn
     return _SCRATCH
 
@@ -125,8 +124,8 @@ def _scratch() -> sqlite3.Connection:
 def _stem(terms: Sequence[Term]) -> list[list[str]]:
     """The index tokens of each term, from FTS5's own tokenizer."""
     conn = _scratch()
-    conn.execute("DELETE FROM t")
-    conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", [(i, t.text) for i, t in enumerate(terms)])
+    conn.execute("DELETE FROM h")
+    conn.executemany("INSERT INTO h(rowid, body) VALUES (?, ?)", [(i, t.text) for i, t in enumerate(terms)])
     out: list[list[str]] = [[] for _ in terms]
     for doc, term in conn.execute("SELECT doc, term FROM v ORDER BY doc, offset"):
         out[doc].append(term)
@@ -316,11 +315,11 @@ def coverage(
 def matching_terms(plan: QueryPlan, text: str) -> list[Term]:
     """The planned terms that a piece of text contains (FTS5 matching, scratch table)."""
     scratch = _scratch()
-    scratch.execute("DELETE FROM t")
-    scratch.execute("INSERT INTO t(rowid, x) VALUES (1, ?)", (text,))
+    scratch.execute("DELETE FROM h")
+    scratch.execute("INSERT INTO h(rowid, body) VALUES (1, ?)", (text,))
     return [
         term for term in plan.df
-        if scratch.execute("SELECT 1 FROM t WHERE t MATCH ?", (plan.expressions[term],)).fetchone()
+        if scratch.execute("SELECT 1 FROM h WHERE h MATCH ?", (plan.expressions[term],)).fetchone()
     ]
 
 

@@ -112,7 +112,6 @@ def strategies(variants: bool) -> list[Strategy]:
             Strategy("fts5: category words x2", params={"kind_weight": 2.0}),
             Strategy("fts5: transcript if <= 3 terms (reference plan)", {"retrieval": {"transcript_context": {"max_prompt_terms": 3}}}),
             Strategy("fts5: transcript if <= 2 terms", {"retrieval": {"transcript_context": {"max_prompt_terms": 2}}}),
-            Strategy("fts5: prefix w* only", params={"prefix_mode": "prefix"}),
             Strategy("fts5: prefix exact + w*", params={"prefix_mode": "both"}),
             Strategy("fts5: max df ratio 0.5", params={"max_df_ratio": 0.5}),
             Strategy("fts5: posting budget 1,000", params={"max_postings": 1000}),
