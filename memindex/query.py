@@ -253,17 +253,35 @@ def search(
     if match is None or limit <= 0:
         return []
     where, args = _where(filters, now or datetime.now(timezone.utc))
-    sql = (
-        "SELECT d.rowid, d.path, d.id, d.category, d.title, d.tags, d.updated_at, d.record_status,"
-        " bm25(fts, ?, ?, ?, ?) AS s FROM fts JOIN documents d ON d.rowid = fts.rowid"
-        f" WHERE fts MATCH ?{where} ORDER BY s LIMIT ?"
-    )
     weights = (params.title_weight, params.tags_weight, params.body_weight, params.kind_weight)
-    rows = conn.execute(sql, (*weights, match, *args, limit + 5)).fetchall()
-    hits = [
-        Hit(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6], r[7], -r[8])
-        for r in rows
-    ]
+    want = limit + 5  # a few more, so that exact ties can be ordered by category
+    rows: list[tuple] = []
+    if not (filters.categories or filters.tag or filters.retention_days):
+        # Rank in FTS5 alone, then look the few winners up: joining every matching row
+        # with `documents` before sorting costs more than the ranking itself.
+        fetch = 2 * want
+        ranked = conn.execute(
+            "SELECT rowid, bm25(fts, ?, ?, ?, ?) AS s FROM fts WHERE fts MATCH ? ORDER BY s LIMIT ?",
+            (*weights, match, fetch),
+        ).fetchall()
+        score = dict(ranked)
+        if score:
+            docs = conn.execute(
+                "SELECT d.rowid, d.path, d.id, d.category, d.title, d.tags, d.updated_at, d.record_status"
+                f" FROM documents d WHERE d.rowid IN ({','.join('?' * len(score))}){where}",
+                (*score, *args),
+            ).fetchall()
+            rows = sorted((r + (score[r[0]],) for r in docs), key=lambda r: r[8])[:want]
+        if len(rows) < want and len(ranked) == fetch:
+            rows = []  # too many filtered out: rank with the filter inside SQL
+    if not rows:
+        rows = conn.execute(
+            "SELECT d.rowid, d.path, d.id, d.category, d.title, d.tags, d.updated_at, d.record_status,"
+            " bm25(fts, ?, ?, ?, ?) AS s FROM fts JOIN documents d ON d.rowid = fts.rowid"
+            f" WHERE fts MATCH ?{where} ORDER BY s LIMIT ?",
+            (*weights, match, *args, want),
+        ).fetchall()
+    hits = [Hit(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6], r[7], -r[8]) for r in rows]
     # Category priority only breaks ties (scores equal to 9 significant digits).
     hits.sort(key=lambda h: (-float(f"{h.score:.9g}"), CATEGORY_PRIORITY.get(h.category, 99), h.path))
     return hits[:limit]
