@@ -37,7 +37,8 @@ CREATE TABLE documents(
     related_files TEXT NOT NULL,
     confidence REAL,
     problems TEXT,
-    index_line TEXT
+    index_line TEXT,
+    successors TEXT
 );
 CREATE INDEX documents_category ON documents(category, record_status, updated_at);
 CREATE TABLE invalid(
@@ -198,6 +199,7 @@ def upsert(conn: sqlite3.Connection, mem: "store.Memory", st: FileStat) -> bool:
         json.dumps(mem.tags, ensure_ascii=False), tag_key(mem.tags), mem.record_status,
         mem.created_at, mem.updated_at, json.dumps(mem.related_files, ensure_ascii=False),
         mem.confidence, json.dumps(mem.problems, ensure_ascii=False) if mem.problems else None, line,
+        json.dumps(mem.successors) if mem.successors else None,
     )
     body = mem.body
     if mem.related_files:
@@ -205,8 +207,8 @@ def upsert(conn: sqlite3.Connection, mem: "store.Memory", st: FileStat) -> bool:
     if row is None:
         cur = conn.execute(
             "INSERT INTO documents(path, mtime_ns, size, ctime_ns, id, category, title, tags, tag_key,"
-            " record_status, created_at, updated_at, related_files, confidence, problems, index_line)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " record_status, created_at, updated_at, related_files, confidence, problems, index_line, successors)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             values,
         )
         rowid = cur.lastrowid
@@ -215,7 +217,7 @@ def upsert(conn: sqlite3.Connection, mem: "store.Memory", st: FileStat) -> bool:
         conn.execute(
             "UPDATE documents SET path=?, mtime_ns=?, size=?, ctime_ns=?, id=?, category=?, title=?, tags=?,"
             " tag_key=?, record_status=?, created_at=?, updated_at=?, related_files=?, confidence=?,"
-            " problems=?, index_line=? WHERE rowid=?",
+            " problems=?, index_line=?, successors=? WHERE rowid=?",
             (*values, rowid),
         )
         conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))

@@ -70,16 +70,20 @@ class Params:
 class Hit:
     """One ranked memory."""
 
-    __slots__ = ("rowid", "path", "id", "category", "title", "tags", "updated_at", "record_status", "score", "coverage")
+    __slots__ = (
+        "rowid", "path", "id", "category", "title", "tags", "updated_at", "record_status", "score", "coverage", "via",
+    )
 
     def __init__(
         self, rowid: int, path: str, id: str, category: str, title: str, tags: list[str],
         updated_at: str, record_status: str, score: float, coverage: float | None = None,
+        via: int | None = None,
     ) -> None:
         self.rowid, self.path, self.id, self.category, self.title = rowid, path, id, category, title
         self.tags, self.updated_at, self.record_status = tags, updated_at, record_status
         self.score = score  # -bm25: higher is better
         self.coverage = coverage  # share of the query's IDF mass this memory matches
+        self.via = via  # rowid of the retired memory this one replaces in the results
 
     def __repr__(self) -> str:
         return f"Hit({self.path!r}, score={self.score:.4g})"
@@ -219,9 +223,9 @@ class Filters:
 
 
 def _where(filters: Filters, now: datetime) -> tuple[str, list[object]]:
+    """SQL for every filter but the record status (retired memories are needed to find
+    their replacements; `search` drops them after)."""
     clauses, args = [], []
-    if not filters.include_inactive:
-        clauses.append("d.record_status = 'active'")
     if filters.categories:
         clauses.append(f"d.category IN ({','.join('?' * len(filters.categories))})")
         args.extend(filters.categories)
@@ -233,6 +237,59 @@ def _where(filters: Filters, now: datetime) -> tuple[str, list[object]]:
         clauses.append("NOT (d.category = ? AND d.updated_at != '' AND substr(d.updated_at, 1, 19) < ?)")
         args.extend((category, cutoff))
     return "".join(f" AND {c}" for c in clauses), args
+
+
+_HIT_COLUMNS = "d.rowid, d.path, d.id, d.category, d.title, d.tags, d.updated_at, d.record_status"
+
+
+def _hit(row: tuple, score: float, via: int | None = None) -> Hit:
+    return Hit(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), row[6], row[7], score, via=via)
+
+
+def _replace_inactive(conn: sqlite3.Connection, hits: list[Hit], where: str, args: list[object]) -> list[Hit]:
+    """Drop retired and archived hits, putting in their place the active memories they name
+    as replacements ("Replaced by ruff (preferences/ruff-lint-and-format)"), at their score:
+    a prompt worded like the old decision finds the one that holds now."""
+    inactive = [h for h in hits if h.record_status != "active"]
+    active = [h for h in hits if h.record_status == "active"]
+    if not inactive:
+        return active
+    refs = {
+        rowid: json.loads(raw)
+        for rowid, raw in conn.execute(
+            f"SELECT rowid, successors FROM documents WHERE successors IS NOT NULL"
+            f" AND rowid IN ({','.join('?' * len(inactive))})",
+            [h.rowid for h in inactive],
+        )
+    }
+    wanted = {ref for refs_ in refs.values() for ref in refs_}
+    if not wanted:
+        return active
+    ids = [r for r in wanted if "/" not in r]
+    paths = [r + ".json" for r in wanted if "/" in r]
+    found = conn.execute(
+        f"SELECT {_HIT_COLUMNS} FROM documents d WHERE d.record_status = 'active'"
+        f" AND (d.id IN ({','.join('?' * len(ids)) or 'NULL'}) OR d.path IN ({','.join('?' * len(paths)) or 'NULL'})){where}",
+        (*ids, *paths, *args),
+    ).fetchall()
+    by_ref = {}
+    for row in found:
+        by_ref.setdefault(row[2], row)
+        by_ref.setdefault(row[1][: -len(".json")], row)
+    present = {h.rowid: h for h in active}
+    for old in inactive:
+        for ref in refs.get(old.rowid, ()):
+            row = by_ref.get(ref)
+            if row is None:
+                continue
+            hit = present.get(row[0])
+            if hit is None:
+                present[row[0]] = hit = _hit(row, old.score, via=old.rowid)
+                active.append(hit)
+            elif hit.score < old.score:
+                hit.score, hit.via = old.score, old.rowid
+    active.sort(key=lambda h: -h.score)
+    return active
 
 
 def search(
@@ -255,11 +312,11 @@ def search(
     where, args = _where(filters, now or datetime.now(timezone.utc))
     weights = (params.title_weight, params.tags_weight, params.body_weight, params.kind_weight)
     want = limit + 5  # a few more, so that exact ties can be ordered by category
+    fetch = 2 * want  # retired memories take places until they are replaced
     rows: list[tuple] = []
     if not (filters.categories or filters.tag or filters.retention_days):
         # Rank in FTS5 alone, then look the few winners up: joining every matching row
         # with `documents` before sorting costs more than the ranking itself.
-        fetch = 2 * want
         ranked = conn.execute(
             "SELECT rowid, bm25(fts, ?, ?, ?, ?) AS s FROM fts WHERE fts MATCH ? ORDER BY s LIMIT ?",
             (*weights, match, fetch),
@@ -267,21 +324,21 @@ def search(
         score = dict(ranked)
         if score:
             docs = conn.execute(
-                "SELECT d.rowid, d.path, d.id, d.category, d.title, d.tags, d.updated_at, d.record_status"
-                f" FROM documents d WHERE d.rowid IN ({','.join('?' * len(score))}){where}",
+                f"SELECT {_HIT_COLUMNS} FROM documents d WHERE d.rowid IN ({','.join('?' * len(score))}){where}",
                 (*score, *args),
             ).fetchall()
-            rows = sorted((r + (score[r[0]],) for r in docs), key=lambda r: r[8])[:want]
+            rows = sorted((r + (score[r[0]],) for r in docs), key=lambda r: r[8])
         if len(rows) < want and len(ranked) == fetch:
             rows = []  # too many filtered out: rank with the filter inside SQL
     if not rows:
         rows = conn.execute(
-            "SELECT d.rowid, d.path, d.id, d.category, d.title, d.tags, d.updated_at, d.record_status,"
-            " bm25(fts, ?, ?, ?, ?) AS s FROM fts JOIN documents d ON d.rowid = fts.rowid"
+            f"SELECT {_HIT_COLUMNS}, bm25(fts, ?, ?, ?, ?) AS s FROM fts JOIN documents d ON d.rowid = fts.rowid"
             f" WHERE fts MATCH ?{where} ORDER BY s LIMIT ?",
-            (*weights, match, *args, want),
+            (*weights, match, *args, fetch),
         ).fetchall()
-    hits = [Hit(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6], r[7], -r[8]) for r in rows]
+    hits = [_hit(r, -r[8]) for r in rows]
+    if not filters.include_inactive:
+        hits = _replace_inactive(conn, hits, where, args)
     # Category priority only breaks ties (scores equal to 9 significant digits).
     hits.sort(key=lambda h: (-float(f"{h.score:.9g}"), CATEGORY_PRIORITY.get(h.category, 99), h.path))
     return hits[:limit]
@@ -311,7 +368,8 @@ def coverage(
         hit.coverage = 0.0
     if total <= 0 or not hits:
         return
-    by_rowid = {hit.rowid: hit for hit in hits}
+    # A replacement found through a retired memory is judged by the words that found it.
+    by_rowid = {hit.via or hit.rowid: hit for hit in hits}
     rows = conn.execute(
         f"SELECT rowid, title, tags, body, kind FROM fts WHERE rowid IN ({','.join('?' * len(by_rowid))})",
         list(by_rowid),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat as stat_mod
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -88,6 +89,7 @@ class Memory:
     related_files: list[str] = field(default_factory=list)
     confidence: float | None = None
     problems: list[str] = field(default_factory=list)
+    successors: list[str] = field(default_factory=list)  # memories named as replacements
 
 
 class MemoryFileError(Exception):
@@ -179,6 +181,26 @@ def extract_body(category: str, content: Any) -> str:
     return "\n".join(out)
 
 
+_FOLDER_ALT = "|".join(FOLDERS)
+_REF_RE = re.compile(rf"\b(?:(?:{_FOLDER_ALT})/)?[a-z0-9]+(?:-[a-z0-9]+)+(?:\.json)?\b")
+
+
+def successor_refs(data: dict[str, Any]) -> list[str]:
+    """Ids or `folder/id` paths that a retired or archived memory names as its replacement
+    ("Replaced by ruff (preferences/ruff-lint-and-format)"). Unresolved here: the query
+    engine keeps those that exist and are active."""
+    refs: list[str] = []
+    for key in ("retired_reason", "archived_reason", "superseded_by", "replaced_by"):
+        value = data.get(key)
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str):
+                for ref in _REF_RE.findall(text[:2000]):
+                    ref = ref.removesuffix(".json")
+                    if ref not in refs:
+                        refs.append(ref)
+    return refs[:10]
+
+
 def _str_list(value: Any) -> list[str]:
     if isinstance(value, str):
         value = [value]
@@ -230,6 +252,7 @@ def to_memory(rel: str, data: Any) -> Memory:
         related_files=_str_list(data.get("related_files")),
         confidence=float(confidence) if confidence is not None else None,
         problems=problems,
+        successors=successor_refs(data) if status != "active" else [],
     )
 
 

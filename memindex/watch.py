@@ -984,6 +984,9 @@ def cmd_watch(args: argparse.Namespace, root: Path, cfg: Config) -> int:
     previous = _install_signals(watcher)
     try:
         return watcher.run()
+    except ImportError as exc:  # watchdog is a dependency, but an install may lack it
+        err(f"watch needs the watchdog package ({exc}); install it with `pip install watchdog`")
+        return EXIT_PROBLEMS
     except WatcherRunning as exc:
         message = f"{exc}; stop it first (kill {exc.pid})" if exc.pid else str(exc)
         err(message)
