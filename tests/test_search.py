@@ -431,3 +431,60 @@ class TestProperty:
         hits = search(conn, text, filters=Filters(categories=tuple(cats), tag=tag, include_inactive=inactive))
         assert isinstance(hits, list)
         assert all(not cats or h.category in cats for h in hits)
+
+
+class TestReplacements:
+    """A retired memory that names its replacement hands its place to it."""
+
+    def _store(self, memory_root: Path) -> Path:
+        from memindex.config import Config
+        from memindex.sync import sync
+
+        write_mem(memory_root, "decision", "celery-beat-schedules", "Use Celery beat for scheduled jobs",
+                  ["celery", "beat"], {"status": "superseded", "context": "periodic tasks via celery beat",
+                                       "decision": "celery beat with a redis lock"},
+                  record_status="retired", retired_at="2026-06-01T00:00:00Z",
+                  retired_reason="Duplicate reminders; replaced by decisions/k8s-cronjobs.")
+        write_mem(memory_root, "decision", "k8s-cronjobs", "Scheduled jobs run as Kubernetes CronJobs",
+                  ["kubernetes", "cron"], {"status": "accepted", "context": "one CronJob per job", "decision": "manifests in deploy/cron"})
+        write_mem(memory_root, "runbook", "unrelated", "Rotate the TLS certificate", ["tls"],
+                  {"trigger": "certificate expiry", "steps": ["renew with certbot"]})
+        sync(memory_root, Config())
+        return memory_root
+
+    def test_search_returns_the_replacement_in_the_retired_place(self, memory_root: Path) -> None:
+        root = self._store(memory_root)
+        paths = search_paths(root, "celery beat periodic tasks")
+        assert paths[0] == "decisions/k8s-cronjobs.json"
+        assert "decisions/celery-beat-schedules.json" not in paths
+
+    def test_include_inactive_shows_the_retired_memory_itself(self, memory_root: Path) -> None:
+        root = self._store(memory_root)
+        from memindex.query import Filters
+
+        paths = search_paths(root, "celery beat periodic tasks", filters=Filters(include_inactive=True))
+        assert paths[0] == "decisions/celery-beat-schedules.json"
+
+    def test_a_reference_to_a_missing_or_retired_memory_adds_nothing(self, memory_root: Path) -> None:
+        from memindex.config import Config
+        from memindex.sync import sync
+
+        root = self._store(memory_root)
+        write_mem(root, "decision", "k8s-cronjobs", "Scheduled jobs run as Kubernetes CronJobs", ["kubernetes"],
+                  {"status": "superseded", "context": "x", "decision": "y"},
+                  record_status="retired", retired_at="2026-07-01T00:00:00Z", retired_reason="replaced by decisions/nothing-here")
+        sync(root, Config())
+        assert search_paths(root, "celery beat periodic tasks") == []
+
+    def test_the_hook_injects_the_replacement(self, memory_root: Path) -> None:
+        from memindex.config import Config
+        from memindex.index import open_reader
+        from memindex.query import auto_inject
+
+        root = self._store(memory_root)
+        conn = open_reader(root)
+        try:
+            hits = auto_inject(conn, "how do we configure celery beat for periodic tasks?", Config())
+        finally:
+            conn.close()
+        assert [h.path for h in hits] == ["decisions/k8s-cronjobs.json"]
