@@ -9,7 +9,7 @@ from __future__ import annotations
 SCHEMA_VERSION = "1.0"
 # Bump when the index layout or the text it stores changes: every writer rebuilds an index
 # whose PRAGMA user_version differs, every reader reports it.
-INDEX_VERSION = 7
+INDEX_VERSION = 8
 
 MEMORY_DIR = (".claude", "memory")
 INDEX_FILE = ".index.db"

@@ -41,6 +41,7 @@ CREATE TABLE documents(
     successors TEXT
 );
 CREATE INDEX documents_category ON documents(category, record_status, updated_at);
+CREATE INDEX documents_id ON documents(id);
 CREATE TABLE invalid(
     path TEXT PRIMARY KEY,
     mtime_ns INTEGER NOT NULL,
@@ -50,7 +51,6 @@ CREATE TABLE invalid(
 );
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE VIRTUAL TABLE fts USING fts5(title, tags, body, kind, tokenize='{TOKENIZER}');
-CREATE VIRTUAL TABLE fts_vocab USING fts5vocab(fts, 'row');
 """
 _TABLES = ("fts_vocab", "fts", "documents", "invalid", "meta")
 
@@ -78,8 +78,12 @@ def _uri(path: str) -> str:
     return f"file:{quoted}?mode=ro"
 
 
+MMAP_BYTES = 256 * 1024 * 1024  # memory-mapped reads: a large index is read without copying
+
+
 def _pragmas(conn: sqlite3.Connection, busy_ms: int) -> None:
     conn.execute(f"PRAGMA busy_timeout={int(busy_ms)}")
+    conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
 
 
 def open_reader(root: str | os.PathLike[str], busy_ms: int = 2000) -> sqlite3.Connection:

@@ -114,26 +114,14 @@ _SCRATCH: sqlite3.Connection | None = None
 
 
 def _scratch() -> sqlite3.Connection:
-    """A private in-memory FTS5 with the index's tokenizer: it stems query words (no second
-    stemmer to drift) and re-checks matches on a handful of hits."""
+    """A private in-memory FTS5 with the index's tokenizer, to re-check matches on a
+    handful of hits (exact FTS5 semantics, no second matcher to drift)."""
     global _SCRATCH
     if _SCRATCH is None:
         conn = sqlite3.connect(":memory:", check_same_thread=False)
         conn.execute(f"CREATE VIRTUAL TABLE h USING fts5(title, tags, body, kind, tokenize='{TOKENIZER}')")
-        conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(h, 'instance')")
         _SCRATCH = conn
     return _SCRATCH
-
-
-def _stem(terms: Sequence[Term]) -> list[list[str]]:
-    """The index tokens of each term, from FTS5's own tokenizer."""
-    conn = _scratch()
-    conn.execute("DELETE FROM h")
-    conn.executemany("INSERT INTO h(rowid, body) VALUES (?, ?)", [(i, t.text) for i, t in enumerate(terms)])
-    out: list[list[str]] = [[] for _ in terms]
-    for doc, term in conn.execute("SELECT doc, term FROM v ORDER BY doc, offset"):
-        out[doc].append(term)
-    return out
 
 
 def _quote(text: str) -> str:
@@ -141,34 +129,29 @@ def _quote(text: str) -> str:
 
 
 def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int | None = None) -> QueryPlan:
-    """Terms, their document frequencies (fts5vocab), and the bounded set actually queried."""
+    """Terms, their document frequencies, and the bounded set actually queried."""
     terms = query_terms(text)[: params.max_terms * 2]
-    if n_docs is None:
-        n_docs = _doc_count(conn)
+    n_docs = _doc_count(conn) if n_docs is None else n_docs
     plan = QueryPlan(terms, n_docs)
-    if not terms:
-        return plan
-    stems = _stem(terms)
-    for term, tokens in zip(terms, stems):
-        if not tokens:
-            continue
+    # A term in more than `max_df_ratio` of the memories, or beyond the posting budget on
+    # its own, is common: its IDF is small and its postings many. Counting stops there,
+    # so planning costs at most `cap` rows a term however large the store.
+    cap = min(max(1, int(n_docs * params.max_df_ratio)), params.max_postings) + 1
+    for term in terms:
         quoted = _quote(term.text)
-        if term.is_phrase:
-            plan.df[term] = min(_df(conn, tok) for tok in tokens)  # an upper bound
-            plan.expressions[term] = quoted
-            continue
-        if params.prefix_mode == "none" or len(term.parts[0]) < params.prefix_min_len:
-            plan.df[term] = _df(conn, tokens[0])
-            plan.expressions[term] = quoted
-            continue
-        # Prefix matching (auth -> authentication), as the old matcher did; its IDF is
-        # that of all the words it reaches, so a broad prefix weighs little.
-        plan.df[term] = _df(conn, tokens[0], prefix=True)
-        plan.expressions[term] = f"{quoted} OR {quoted}*" if params.prefix_mode == "both" else quoted + "*"
-    # Rarest first; terms in no document cost nothing and score nothing; terms in more than
-    # half of the documents get a zero IDF from bm25(). Past the posting budget, the
-    # commonest terms are dropped: latency stays near flat as the store grows.
-    ranked = sorted((t for t in plan.df if 0 < plan.df[t] <= n_docs * params.max_df_ratio), key=lambda t: plan.df[t])
+        if term.is_phrase or params.prefix_mode == "none" or len(term.parts[0]) < params.prefix_min_len:
+            expression = quoted
+        elif params.prefix_mode == "both":
+            expression = f"{quoted} OR {quoted}*"
+        else:
+            # Prefix matching (auth -> authentication), as the old matcher did; its IDF is
+            # that of all the words it reaches, so a broad prefix weighs little.
+            expression = quoted + "*"
+        plan.expressions[term] = expression
+        plan.df[term] = _count(conn, expression, cap)
+    # Rarest first; terms in no memory cost and score nothing. Past the posting budget the
+    # commonest terms go: latency stays near flat as the store grows.
+    ranked = sorted((t for t in plan.df if 0 < plan.df[t] < cap), key=lambda t: plan.df[t])
     budget = params.max_postings
     for term in ranked[: params.max_terms]:
         if plan.used and plan.df[term] > budget:
@@ -176,21 +159,15 @@ def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int 
         plan.used.append(term)
         budget -= plan.df[term]
     if not plan.used:
-        # Only very common terms: keep the rarest so that a one-word query still answers.
-        common = sorted((t for t in plan.df if plan.df[t] > 0), key=lambda t: plan.df[t])
-        plan.used = common[:1]
+        # Only common terms: keep one so that "deploy" alone still answers.
+        plan.used = [t for t in plan.df if plan.df[t] > 0][:1]
     return plan
 
 
-def _df(conn: sqlite3.Connection, token: str, prefix: bool = False) -> int:
-    """Documents containing the token (or, with `prefix`, an upper bound on those with a
-    token starting with it), from the fts5vocab table."""
-    if not prefix:
-        row = conn.execute("SELECT doc FROM fts_vocab WHERE term = ?", (token,)).fetchone()
-        return row[0] if row else 0
-    row = conn.execute(
-        "SELECT coalesce(sum(doc), 0) FROM fts_vocab WHERE term >= ? AND term < ?", (token, token + "\U0010ffff")
-    ).fetchone()
+def _count(conn: sqlite3.Connection, expression: str, cap: int) -> int:
+    """Memories matching an FTS5 expression, counted up to `cap` (its exact phrase
+    frequency below that: `"user id"` counts adjacent pairs, `"auth"*` every word it starts)."""
+    row = conn.execute("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)", (expression, cap)).fetchone()
     return row[0]
 
 
