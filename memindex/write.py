@@ -890,6 +890,7 @@ def set_status(
     action: str,
     *,
     reason: str | None = None,
+    replaced_by: str | None = None,
     expect_hash: str | None = None,
     now: datetime | None = None,
     lock_timeout: float | None = None,
@@ -897,7 +898,8 @@ def set_status(
 ) -> dict[str, Any]:
     """retire (active|archived -> retired), archive (active -> archived), unarchive
     (archived -> active), restore (retired -> active); sets or clears the *_at/*_reason
-    fields and records the change."""
+    fields and records the change. `replaced_by` names the memory that holds now, in the
+    reason: search and the hook then offer it where the retired one would have matched."""
     from .sync import writer_lock
 
     if action not in TRANSITIONS:
@@ -908,6 +910,14 @@ def set_status(
     if expect_hash is not None:
         normalize_hash(expect_hash)
     rel = resolve_path(root, path, cwd)
+    if replaced_by is not None:
+        successor = resolve_path(root, replaced_by, cwd)
+        if not os.path.isfile(os.path.join(root, successor)):
+            raise MemoryNotFound(f"no memory at {display(root, successor)} to name as the replacement")
+        if successor == rel:
+            raise UsageError("a memory cannot replace itself")
+        note = f"replaced by {successor[: -len('.json')]}"
+        reason = f"{reason} ({note})" if reason else note[0].upper() + note[1:]
     category = FOLDERS[rel.split("/")[0]]
     stamp = iso(now or utc_now())
     with writer_lock(root, _timeout(cfg, lock_timeout)):
@@ -1276,6 +1286,7 @@ def _lifecycle(action: str) -> Callable[[argparse.Namespace, Path, Config], int]
             result = set_status(
                 root, cfg, args.path, action,
                 reason=getattr(args, "reason", None),
+                replaced_by=getattr(args, "replaced_by", None),
                 expect_hash=args.expect_hash,
                 lock_timeout=args.lock_timeout,
             )
@@ -1376,6 +1387,7 @@ def register_cli(sub: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
         p.add_argument("path", metavar="PATH", help="the memory: decisions/x.json, .claude/memory/decisions/x.json or a file path")
         if action in ("retire", "archive"):
             p.add_argument("--reason", metavar="TEXT", help="why (stored in the memory)")
+            p.add_argument("--replaced-by", metavar="PATH", help="the memory that holds now (search then offers it instead)")
         p.add_argument("--expect-hash", type=_hash_arg, metavar="SHA256", help="fail with exit 6 unless the file still has this sha256")
         lock_option(p)
 

@@ -387,6 +387,7 @@ def test_locked_index_is_logged_and_retried(root: Path) -> None:
             assert "LockTimeout" in err["error"] and err["retry_in_s"] > 0
             assert "decisions/late.json" not in (indexed(root) or {})
         wait_for(lambda: "decisions/late.json" in (indexed(root) or {}), what="the retried sync")
+        w.settle()
         assert "retry" in w.syncs()[-1]["trigger"]
         assert w.watcher.errors >= 1
     assert w.rc == 0
@@ -547,7 +548,7 @@ def test_text_log_and_quiet(root: Path, procs) -> None:
     loud = Proc(root, "--debounce", "50", json_mode=False)
     procs.append(loud)
     wait_for(lambda: any("initial sync" in line for line in loud.stderr), 20, "the text start lines")
-    write_mem(root, "decisions", "texty", "Texty")
+    write_mem(root, "decisions", "texty", "Texty", atomic=True)  # never seen half-written
     line = wait_for(lambda: [x for x in loud.stderr if "decisions/texty.json" in x], what="a text sync line")[0]
     assert re.match(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d memindex watch: 1 changed file", line)
     assert re.search(r"1 added, 0 updated, 0 removed, 0 invalid in \d+ ms", line)
@@ -557,8 +558,11 @@ def test_text_log_and_quiet(root: Path, procs) -> None:
     quiet = Proc(root, "--debounce", "50", "--quiet", json_mode=False)
     procs.append(quiet)
     wait_for(lambda: marker_path(root).exists() and watcher_pid(root) == quiet.pid, 20, "the quiet watcher")
-    write_mem(root, "decisions", "hush", "Hush")
-    wait_for(lambda: "decisions/hush.json" in (indexed(root) or {}), what="a quiet sync")
+    write_mem(root, "decisions", "hush", "Hush", atomic=True)
+    wait_for(
+        lambda: "decisions/hush.json" in (indexed(root) or {}),
+        what=f"a quiet sync (stderr: {quiet.stderr}, rc: {quiet.p.poll()})",
+    )
     assert quiet.stop() == 0
     assert quiet.stderr == [] and quiet.stdout == []
 

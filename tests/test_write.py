@@ -1079,3 +1079,34 @@ def test_candidate_calibration_on_eval_set(tmp_path: Path) -> None:
         conn.close()
     # 69/70 when calibrated (the miss: Postmark token rotation vs the CrashLoop runbook)
     assert len(wrong) <= 3, wrong
+
+
+def test_retire_replaced_by_hands_searches_to_the_replacement(tmp_path):
+    import json as _json
+
+    from memindex.cli import main
+
+    root = tmp_path / "p" / ".claude" / "memory"
+    (root / "decisions").mkdir(parents=True)
+    old = {"title": "Use Celery beat for scheduled jobs", "tags": ["celery"],
+           "content": {"status": "accepted", "context": "periodic celery beat tasks", "decision": "celery beat"}}
+    new = {"title": "Scheduled jobs run as Kubernetes CronJobs", "tags": ["kubernetes"],
+           "content": {"status": "accepted", "context": "one CronJob per job", "decision": "manifests in deploy/cron"}}
+    for data in (old, new):
+        f = tmp_path / "in.json"
+        f.write_text(_json.dumps(data))
+        assert main(["--root", str(root), "save", "--category", "decision", "--file", str(f)]) == 0
+    assert main(["--root", str(root), "retire", "decisions/use-celery-beat-for-scheduled-jobs.json",
+                 "--reason", "duplicate reminders", "--replaced-by", "decisions/scheduled-jobs-run-as-kubernetes-cronjobs"]) == 0
+    data = _json.loads((root / "decisions" / "use-celery-beat-for-scheduled-jobs.json").read_text())
+    assert data["retired_reason"] == "duplicate reminders (replaced by decisions/scheduled-jobs-run-as-kubernetes-cronjobs)"
+    from memindex.index import open_reader
+    from memindex.query import search
+
+    conn = open_reader(root)
+    try:
+        assert [h.path for h in search(conn, "celery beat periodic tasks")] == ["decisions/scheduled-jobs-run-as-kubernetes-cronjobs.json"]
+    finally:
+        conn.close()
+    assert main(["--root", str(root), "retire", "decisions/scheduled-jobs-run-as-kubernetes-cronjobs.json",
+                 "--replaced-by", "decisions/nope"]) == 1
