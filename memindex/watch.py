@@ -27,7 +27,8 @@ Where native events do not arrive (WSL's /mnt/* drives (9p/drvfs), CIFS/SMB, NFS
 folders, ...: detected from /proc/self/mountinfo) the watcher polls instead, with a scanner
 that stats only the memory files. Its cost is bounded: the interval is stretched so that
 scanning takes at most POLL_CPU_BUDGET of one core and POLL_WALL_BUDGET of the time, and
-the measured cost (stat calls per second, CPU share) is logged.
+the measured cost (stat calls per second, CPU share) is logged. A scan delivers its events
+together, so when polling the debounce is cut to POLL_DEBOUNCE_S (unless --debounce is given).
 
 watchdog is imported lazily, inside functions: other commands do not pay for it.
 """
@@ -65,6 +66,7 @@ SYNC_LOCK_TIMEOUT_MAX_S = 2.0  # wait for another writer at most this long, then
 RETRY_MAX_S = 30.0
 POLL_CPU_BUDGET = 0.01  # a poll scan may use at most this share of one core...
 POLL_WALL_BUDGET = 0.10  # ...and take at most this share of the time (slow network stats)
+POLL_DEBOUNCE_S = 0.05  # polled events come all at once, once per scan: no need to wait long
 
 # File systems where inotify (or the platform's native API) misses changes made elsewhere:
 # on the Windows side of WSL, on another machine, on the host of a VM or container.
@@ -449,6 +451,7 @@ class Watcher:
         self.force_polling = bool(polling)
         self.interval_explicit = interval is not None
         self.interval = float(interval if interval is not None else self.cfg["watch.poll_interval_s"])  # type: ignore[arg-type]
+        self.debounce_explicit = debounce_ms is not None
         debounce = debounce_ms if debounce_ms is not None else self.cfg["watch.debounce_ms"]
         self.debounce = max(0.0, float(debounce)) / 1000.0  # type: ignore[arg-type]
         self.max_delay = max(MAX_DELAY_MIN_S, MAX_DELAY_FACTOR * self.debounce)
@@ -566,6 +569,10 @@ class Watcher:
         self.observer = observer
         self.observer_kind = "polling" if polling else "native"
         self.observer_why = why
+        if polling and not self.debounce_explicit and self.debounce > POLL_DEBOUNCE_S:
+            # A scan delivers its events together: waiting longer only adds latency.
+            self.debounce = POLL_DEBOUNCE_S
+            self.max_delay = max(MAX_DELAY_MIN_S, MAX_DELAY_FACTOR * self.debounce)
 
     def _native_observer(self) -> Any:
         from watchdog.observers import Observer
@@ -992,6 +999,9 @@ def cmd_watch(args: argparse.Namespace, root: Path, cfg: Config) -> int:
         err(message)
         if args.json:
             log("refused", message, level="error", other_pid=exc.pid, root=str(root))
+        return EXIT_PROBLEMS
+    except OSError as exc:  # e.g. a read-only root: the marker cannot be created
+        err(f"cannot watch {root}: {exc}")
         return EXIT_PROBLEMS
     finally:
         _restore_signals(previous)

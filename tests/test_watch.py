@@ -335,6 +335,18 @@ def test_deleted_index_is_rebuilt(root: Path, mode: str) -> None:
         assert "Keep me" in (root / INDEX_MD).read_text()
 
 
+def test_native_observer_keeps_the_configured_debounce(root: Path) -> None:
+    (root / "memory-config.json").write_text(json.dumps({"watch": {"debounce_ms": 250}}))
+    with Running(root, debounce_ms=None) as w:
+        start = next(r for r in w.records if r["event"] == "start")
+        assert start["observer"] == "native" and start["debounce_ms"] == 250
+        assert w.watcher.max_delay == pytest.approx(2.5)
+        t0 = time.monotonic()
+        write_mem(root, "decisions", "slow", "Slow", atomic=True)
+        wait_for(lambda: "decisions/slow.json" in (indexed(root) or {}), what="a debounced sync")
+        assert time.monotonic() - t0 >= 0.25  # not before the debounce window closed
+
+
 def test_polling_is_chosen_where_native_events_do_not_arrive(root: Path, monkeypatch) -> None:
     import memindex.watch as watch
 
@@ -367,8 +379,10 @@ def test_polling_cost_is_measured_and_bounded(root: Path, monkeypatch) -> None:
 
     # the default interval stretches when a scan costs more than the CPU budget
     monkeypatch.setattr(watch, "POLL_CPU_BUDGET", 1e-7)
-    with Running(root, polling=True, interval=None) as w:
+    with Running(root, polling=True, interval=None, debounce_ms=None) as w:
         poll = wait_for(lambda: [r for r in w.records if r["event"] == "poll"], what="a poll record")[0]
+    # a scan delivers its events at once: the default debounce (400 ms) is cut when polling
+    assert next(r for r in w.records if r["event"] == "start")["debounce_ms"] == 50
     assert poll["base_interval_s"] == 2.0
     assert poll["interval_s"] > 2.0
     assert poll["cpu_pct"] <= 1e-5 * 100 * 1.01
