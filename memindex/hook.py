@@ -50,6 +50,10 @@ def spawn_sync(root, paths: list[str] | None = None, lock_timeout: float = 0.0) 
     """Start one detached `memindex sync` (single-flight: the lock, plus a short guard so a
     burst of prompts does not start a burst of processes)."""
     marker = os.path.join(root, SPAWN_MARKER)
+    from .watch_marker import watcher_pid
+
+    if watcher_pid(root) is not None:
+        return  # `memindex watch` keeps this root fresh already
     if paths is None:
         try:
             if time.time() - os.stat(marker).st_mtime < SPAWN_GUARD_S:

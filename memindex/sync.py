@@ -176,6 +176,8 @@ def _sync_locked(
     try:
         folder_mtimes = index.folder_mtimes(root)  # before the walk: later changes stay visible
         only_list = list(only) if only is not None else None
+        if why and only_list is not None:
+            only_list = None  # a new or repaired index needs every file, not just these
         current = _diff_targets(root, only_list, report.problems)
         docs, bad = index.stored_stats(conn)
         if only_list is not None:

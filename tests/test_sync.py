@@ -887,3 +887,17 @@ class TestConcurrency:
             assert proc.wait(timeout=60) == 0
         assert all(markers in ({"v0"}, {"v1"}) for markers in seen), seen
         assert {t.rsplit(" ", 1)[1] for _, t, _, _ in doc_rows(memory_root)} == {"v1"}
+
+
+def test_a_one_file_sync_on_a_missing_index_indexes_everything(memory_root):
+    """sync(only=...) must not leave a recreated index with only that file in it."""
+    from memindex.config import Config
+    from memindex.sync import sync
+
+    for i in range(3):
+        write_mem(memory_root, "decision", f"d{i}", f"Decision {i}", ["x"])
+    sync(memory_root, Config())
+    remove_index(memory_root)
+    report = sync(memory_root, Config(), only=["decisions/d1.json"])
+    assert report.rebuilt and report.added == 3
+    assert sorted(r[0] for r in doc_rows(memory_root)) == [f"decisions/d{i}.json" for i in range(3)]
