@@ -206,6 +206,7 @@ class TestIncremental:
             conn.close()
 
     def test_only_given_paths(self, memory_root):
+        sync(memory_root)  # an index exists: a one-file sync on a missing index would index all
         write_mem(memory_root, "decision", "a", "First", ["a"])
         write_mem(memory_root, "decision", "b", "Second", ["a"])
         report = sync(memory_root, only=["decisions/a.json", "../outside.json", "decisions/../x.json", "notes/a.json"])
