@@ -24,6 +24,7 @@ from .defaults import (
     RECORD_STATUSES,
 )
 from .paths import RootNotFound, display_prefix, find_root
+from .render import shown_path
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, Path, Config], int]] = {}
 
@@ -63,7 +64,7 @@ def _run_sync(args: argparse.Namespace, root: Path, cfg: Config, rebuild: bool) 
     elif not args.quiet:
         print(("rebuilt: " if rebuild else "synced: ") + report.summary())
         for rel, reason in sorted(report.problems.items()):
-            err(f"{rel}: {reason}")
+            err(f"{shown_path(rel)}: {reason}")
     return EXIT_OK
 
 
@@ -119,7 +120,7 @@ def cmd_search(args: argparse.Namespace, root: Path, cfg: Config) -> int:
     """Ranked memories for a query: a compact list, or JSON."""
     from .query import Filters, Params, search
 
-    text = " ".join(args.query)
+    text = clean_arg(" ".join(args.query)) or ""
     from .sync import open_fresh_reader
 
     conn = open_fresh_reader(root, cfg, allow_sync=not args.no_sync)
@@ -127,7 +128,7 @@ def cmd_search(args: argparse.Namespace, root: Path, cfg: Config) -> int:
         filters = Filters.from_config(
             cfg,
             categories=tuple(args.category or ()),
-            tag=args.tag,
+            tag=clean_arg(args.tag),
             include_inactive=args.include_inactive,
         )
         limit = args.limit if args.limit is not None else cfg["retrieval.search_limit"]
@@ -240,7 +241,7 @@ def cmd_validate(args: argparse.Namespace, root: Path, cfg: Config) -> int:
     else:
         for rel, problems in sorted(report.items()):
             for problem in problems:
-                print(f"{prefix}{rel}: {problem}")
+                print(f"{prefix}{shown_path(rel)}: {problem}")
         if not args.quiet:
             print(f"{len(files)} files checked, {len(report)} invalid", file=sys.stderr)
     return EXIT_PROBLEMS if report else EXIT_OK
@@ -328,9 +329,16 @@ def _positive_int(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
+    if not 1 <= value <= 100_000:
+        raise argparse.ArgumentTypeError("must be between 1 and 100000")
     return value
+
+
+def clean_arg(text: str | None) -> str | None:
+    """A command-line string as valid Unicode (undecodable bytes become U+FFFD)."""
+    if text is None:
+        return None
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -359,13 +367,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except index.IndexUnavailable as exc:
         err(str(exc))
         return EXIT_NO_INDEX
-    except sqlite3.DatabaseError as exc:
-        if not index.is_corruption(exc):
-            raise
-        err(f"index {index.index_path(root)} is corrupt ({exc}); run `memindex rebuild`")
+    except sqlite3.Error as exc:
+        where = index.index_path(root) if root is not None else "the index"
+        if index.is_corruption(exc):
+            err(f"index {where} is corrupt ({exc}); run `memindex rebuild`")
+        else:
+            err(f"index {where}: {index.describe(exc, where)}")
         return EXIT_NO_INDEX
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:  # a full disk, a read-only or unreadable folder
+        err(f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else ""))
+        return EXIT_PROBLEMS
     except KeyboardInterrupt:
         return 130
 

@@ -12,6 +12,12 @@ import os
 from .defaults import CATEGORIES, CONFIG_FILE, DEFAULT_CATEGORY_DESCRIPTIONS
 
 
+def short(value: object, limit: int = 60) -> str:
+    """A value as it may appear in a warning: repr, cut to `limit` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class Leaf:
     """One configurable value: its default and what a valid value looks like. Out of range,
     a value is clamped (max_inject, as the old system did) or rejected."""
@@ -34,26 +40,26 @@ class Leaf:
         if want is bool:
             if isinstance(value, bool):
                 return value, None
-            return self.default, f"expected true or false, got {value!r}"
+            return self.default, f"expected true or false, got {short(value)}"
         if want in (int, float):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                return self.default, f"expected a number, got {value!r}"
+                return self.default, f"expected a number, got {short(value)}"
             if isinstance(value, float) and not math.isfinite(value):
-                return self.default, f"expected a finite number, got {value!r}"
+                return self.default, f"expected a finite number, got {short(value)}"
             if want is int and isinstance(value, float):
                 if not value.is_integer():
-                    return self.default, f"expected an integer, got {value!r}"
+                    return self.default, f"expected an integer, got {short(value)}"
                 value = int(value)
             lo, hi = self.lo, self.hi
             if (lo is not None and value < lo) or (hi is not None and value > hi):
                 if self.clamp:
                     return want(min(max(value, lo), hi)), None
-                return self.default, f"{value!r} is outside {lo}..{hi}"
+                return self.default, f"{short(value)} is outside {lo}..{hi}"
             return want(value), None
         if not isinstance(value, str):
-            return self.default, f"expected a string, got {value!r}"
+            return self.default, f"expected a string, got {short(value)}"
         if self.choices and value not in self.choices:
-            return self.default, f"{value!r} is not one of {', '.join(self.choices)}"
+            return self.default, f"{short(value)} is not one of {', '.join(self.choices)}"
         return value, None
 
 
@@ -133,7 +139,7 @@ class Config:
 
 def _apply(spec: dict[str, object], data: object, prefix: str, cfg: Config) -> None:
     if not isinstance(data, dict):
-        cfg.warnings.append(f"{prefix.rstrip('.') or 'config'}: expected an object, got {data!r}; using defaults")
+        cfg.warnings.append(f"{prefix.rstrip('.') or 'config'}: expected an object, got {short(data)}; using defaults")
         return
     for key, node in spec.items():
         if key not in data:

@@ -23,6 +23,18 @@ class Quiet(Exception):
     """An expected reason to say nothing (reported on stderr)."""
 
 
+_notes: list[str] = []  # what this call has to say on stderr: printed as one line
+
+
+def note(text: str) -> None:
+    _notes.append(text)
+
+
+def _short(value: object, limit: int = 80) -> str:
+    text = ascii(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _payload(raw: bytes) -> dict:
     if len(raw) > MAX_STDIN:
         raise Quiet("hook input over 16 MiB")
@@ -43,7 +55,7 @@ def _root_for(path: object):
     try:
         return find_root(path)
     except (RootNotFound, OSError):
-        raise Quiet(f"no .claude/memory above {path}") from None
+        raise Quiet(f"no .claude/memory above {_short(path)}") from None
 
 
 def spawn_sync(root, paths: list[str] | None = None, lock_timeout: float = 0.0) -> None:
@@ -81,7 +93,7 @@ def spawn_sync(root, paths: list[str] | None = None, lock_timeout: float = 0.0) 
                 env=env, start_new_session=True, close_fds=True,
             )
     except OSError as exc:
-        print(f"memindex hook: could not start a background sync: {exc}", file=sys.stderr)
+        note(f"could not start a background sync: {exc.strerror or exc}")
 
 
 def on_prompt(data: dict) -> str:
@@ -96,7 +108,7 @@ def on_prompt(data: dict) -> str:
 
     cfg = load_config(root)
     for warning in cfg.warnings:
-        print(f"memindex hook: config: {warning}", file=sys.stderr)
+        note(f"config: {warning}")
     if not cfg["retrieval.enabled"] or cfg["retrieval.max_inject"] <= 0:
         return ""
     if len(prompt.strip()) < cfg["retrieval.min_prompt_chars"]:
@@ -194,17 +206,23 @@ def _alarm(signum: int, frame: object) -> None:
 
 
 def run(event: str, raw: bytes) -> str:
-    """Handle one hook call; returns what to print (possibly nothing). Never raises."""
+    """Handle one hook call; returns what to print (possibly nothing). Never raises; what
+    went wrong goes to stderr as one line."""
+    del _notes[:]
+    out = ""
     try:
         handler = HANDLERS.get(event)
         if handler is None:
-            raise Quiet(f"unknown hook event {event!r}")
-        return handler(_payload(raw))
+            raise Quiet(f"unknown hook event {_short(event)}")
+        out = handler(_payload(raw))
     except Quiet as exc:
-        print(f"memindex hook: {exc}", file=sys.stderr)
+        note(str(exc))
     except Exception as exc:  # the hook must never break a prompt
-        print(f"memindex hook: {type(exc).__name__}: {exc}", file=sys.stderr)
-    return ""
+        note(f"{type(exc).__name__}: {_short(str(exc), 300)}")
+    if _notes:
+        line = "; ".join(_notes).replace("\n", " ").replace("\r", " ")
+        print(f"memindex hook: {line[:1000]}", file=sys.stderr)
+    return out
 
 
 def _disarm() -> None:

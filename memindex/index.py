@@ -87,16 +87,39 @@ def _pragmas(conn: sqlite3.Connection, busy_ms: int) -> None:
 
 
 def open_reader(root: str | os.PathLike[str], busy_ms: int = 2000) -> sqlite3.Connection:
-    """A read-only connection to a valid index, or IndexUnavailable with the reason."""
+    """A read-only connection to a valid index, or IndexUnavailable with the reason.
+
+    A WAL reader needs the `-shm` file; where it cannot be made (a read-only folder, a full
+    disk) the index is opened immutable: the last checkpointed state, still consistent."""
     path = index_path(root)
     if not os.path.exists(path):
         raise IndexUnavailable(f"no index at {path} (run `memindex sync`)")
     if not os.path.isfile(path):
         raise IndexUnavailable(f"{path} is not a file")
     try:
-        conn = sqlite3.connect(_uri(path), uri=True, check_same_thread=False)
+        return _open_ro(path, _uri(path), busy_ms)
     except sqlite3.Error as exc:
-        raise IndexUnavailable(f"cannot open {path}: {exc}") from None
+        if is_corruption(exc):
+            raise IndexUnavailable(f"index {path} is corrupt ({exc}); run `memindex rebuild`") from None
+        if not _cannot_share(exc):  # busy or locked: a writer is at work, never read around it
+            raise IndexUnavailable(f"cannot read the index {path}: {exc}") from None
+        try:
+            return _open_ro(path, _uri(path) + "&immutable=1", busy_ms)
+        except sqlite3.Error:
+            raise IndexUnavailable(f"cannot read the index {path}: {exc}") from None
+
+
+def _cannot_share(exc: BaseException) -> bool:
+    """Could the reader not set up its shared-memory file (read-only folder, full disk)?"""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (8, 10, 13, 14)  # READONLY, IOERR, FULL, CANTOPEN
+    text = str(exc).lower()
+    return any(k in text for k in ("readonly", "read-only", "disk i/o", "unable to open", "disk is full"))
+
+
+def _open_ro(path: str, uri: str, busy_ms: int) -> sqlite3.Connection:
+    conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
     try:
         _pragmas(conn, busy_ms)
         version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -105,10 +128,7 @@ def open_reader(root: str | os.PathLike[str], busy_ms: int = 2000) -> sqlite3.Co
                 f"index {path} has version {version}, this memindex needs {INDEX_VERSION} (run `memindex sync`)"
             )
         conn.execute("SELECT 1 FROM documents LIMIT 1").fetchall()
-    except sqlite3.Error as exc:
-        conn.close()
-        raise IndexUnavailable(f"index {path} is unreadable or corrupt ({exc}); run `memindex rebuild`") from None
-    except IndexUnavailable:
+    except BaseException:
         conn.close()
         raise
     return conn
@@ -122,6 +142,16 @@ def _create(conn: sqlite3.Connection) -> None:
         if statement.strip():
             conn.execute(statement)
     conn.execute(f"PRAGMA user_version={INDEX_VERSION}")
+
+
+def describe(exc: BaseException, path: str) -> str:
+    """The SQLite error, plus which file is to blame when the index cannot be written."""
+    text = str(exc)
+    if "readonly" in text or "read-only" in text:
+        for candidate in (path, path + "-wal", path + "-shm", os.path.dirname(path) or "."):
+            if os.path.exists(candidate) and not os.access(candidate, os.W_OK):
+                return f"{text} ({candidate} is not writable: fix its permissions or remove it)"
+    return text
 
 
 def remove_db_files(path: str) -> None:
@@ -166,8 +196,8 @@ def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str |
             return conn, reason
         except sqlite3.DatabaseError as exc:
             conn.close()
-            if "readonly" in str(exc) or "read-only" in str(exc):
-                raise IndexUnavailable(f"index {path} is read-only: {exc}") from None
+            if not is_corruption(exc):  # a full disk, a read-only file, an I/O error: keep the index
+                raise IndexUnavailable(f"cannot write the index {path}: {describe(exc, path)}") from None
             if attempt == 2:
                 raise IndexUnavailable(f"cannot create index {path}: {exc}") from None
             reason = f"index was corrupt ({exc})"

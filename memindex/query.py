@@ -25,7 +25,7 @@ from .defaults import (
     PREFIX_MODE,
     TOKENIZER,
 )
-from .text import Term, query_terms
+from .text import Term, query_terms, valid_unicode
 
 
 class Params:
@@ -208,7 +208,7 @@ def _where(filters: Filters, now: datetime) -> tuple[str, list[object]]:
         args.extend(filters.categories)
     if filters.tag:
         clauses.append("instr(d.tag_key, ?) > 0")
-        args.append("," + filters.tag.lower().replace(",", " ") + ",")
+        args.append("," + valid_unicode(filters.tag).lower().replace(",", " ") + ",")
     for category, days in filters.retention_days:
         cutoff = (now - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S")
         clauses.append("NOT (d.category = ? AND d.updated_at != '' AND substr(d.updated_at, 1, 19) < ?)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import unicodedata
 
 from .defaults import TAGS_MAX
 from .text import sanitize_tag, sanitize_title
@@ -31,16 +32,25 @@ def memory_line(category: str, title: str, path: str, tags: list[str], xml: bool
     return line
 
 
+_UNSAFE_IN_PATH = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"}  # controls, BiDi, spaces
+
+
 def safe_relpath(prefix: str, rel: str) -> str | None:
-    """The shown path of a memory, or None if `rel` could leave the memory root."""
-    if not rel or rel.startswith(("/", "\\")) or "\x00" in rel:
+    """The shown path of a memory (`prefix` + `folder/name.json`), or None if `rel` could
+    leave the memory root or carries characters that could forge or disguise a line."""
+    if not rel or "\\" in rel or rel.startswith("/"):
         return None
-    parts = rel.replace("\\", "/").split("/")
-    if any(p in ("", ".", "..") for p in parts) or len(parts) != 2:
+    parts = rel.split("/")
+    if len(parts) != 2 or any(p in ("", ".", "..") for p in parts):
         return None
-    if any(ch.isspace() or ord(ch) < 32 for ch in rel):
+    if any(unicodedata.category(ch) in _UNSAFE_IN_PATH for ch in rel):
         return None
     return prefix + rel
+
+
+def shown_path(rel: str) -> str:
+    """A relative path fit for one line of output: as it is, or quoted with escapes."""
+    return rel if rel.isprintable() else ascii(rel)
 
 
 def atomic_write(path: str, text: str) -> None:

@@ -15,6 +15,7 @@ from typing import Any, Iterator
 
 from .defaults import CATEGORIES, CATEGORY_FOLDER, FOLDERS, RECORD_STATUSES
 from .paths import FileStat, RootNotFound, display_prefix, find_root, inside  # noqa: F401  (re-exported)
+from .render import safe_relpath
 
 
 def walk(root: str | os.PathLike[str], problems: dict[str, str] | None = None) -> dict[str, FileStat]:
@@ -58,6 +59,10 @@ def stat_file(
     not .json, not a regular file, vanished) or is a link leaving the root."""
     name = os.path.basename(rel)
     if not name.endswith(".json") or name.startswith("."):
+        return None
+    if safe_relpath("", rel) is None:
+        if problems is not None:
+            problems[rel] = "file name has spaces, control or direction characters: rename it"
         return None
     try:
         if os.path.islink(path) if is_link is None else is_link:
@@ -239,7 +244,7 @@ def to_memory(rel: str, data: Any) -> Memory:
     confidence = data.get("confidence")
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
         confidence = None
-    return Memory(
+    mem = Memory(
         path=rel,
         id=mem_id,
         category=category,
@@ -254,6 +259,18 @@ def to_memory(rel: str, data: Any) -> Memory:
         problems=problems,
         successors=successor_refs(data) if status != "active" else [],
     )
+    _check_unicode(mem)
+    return mem
+
+
+def _check_unicode(mem: Memory) -> None:
+    """SQLite stores UTF-8: a lone surrogate (valid JSON: "\\ud800") cannot be indexed."""
+    texts = [mem.id, mem.title, mem.body, mem.created_at, mem.updated_at, *mem.tags, *mem.related_files, *mem.successors]
+    try:
+        for text in texts:
+            text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise MemoryFileError("text is not valid Unicode: an unpaired surrogate escape (\\ud800-\\udfff)") from None
 
 
 def load_memory(root: str | os.PathLike[str], rel: str, max_bytes: int) -> tuple[Memory, FileStat]:

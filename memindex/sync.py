@@ -30,20 +30,58 @@ class LockTimeout(Exception):
 
 @contextmanager
 def writer_lock(root: Path, timeout: float) -> Iterator[None]:
-    """The single-writer lock at `<root>/.index.lock` (released by the OS if we die)."""
-    from filelock import FileLock, Timeout
+    """The single-writer lock at `<root>/.index.lock` (released by the OS if we die).
 
-    lock = FileLock(str(root / LOCK_FILE), timeout=timeout)
+    `filelock` when installed; without it (the plugin's hooks run on a bare `python3`) the
+    same `flock` through the standard library, so both kinds of writer exclude each other."""
+    path = os.path.join(root, LOCK_FILE)
+    try:
+        from filelock import FileLock, Timeout
+    except ImportError:
+        with _flock(path, timeout):
+            yield
+        return
+    lock = FileLock(path, timeout=timeout)
     try:
         lock.acquire()
     except Timeout:
-        raise LockTimeout(
-            f"another memindex writer holds {root / LOCK_FILE} (waited {timeout:g} s); try again"
-        ) from None
+        raise LockTimeout(_busy(path, timeout)) from None
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot take the writer lock {path}: {exc.strerror or exc}") from None
     try:
         yield
     finally:
         lock.release()
+
+
+def _busy(path: str, timeout: float) -> str:
+    return f"another memindex writer holds {path} (waited {timeout:g} s); try again"
+
+
+@contextmanager
+def _flock(path: str, timeout: float) -> Iterator[None]:
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot take the writer lock {path}: {exc.strerror}") from None
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise LockTimeout(_busy(path, timeout)) from None
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 @dataclass
@@ -128,8 +166,8 @@ def open_fresh_reader(root: Path, cfg: Config, allow_sync: bool = True) -> sqlit
             conn.close()
         try:
             sync(root, cfg, lock_timeout=min(float(cfg["index.lock_timeout_s"]), 3.0))
-        except LockTimeout as exc:
-            print(f"memindex: {exc}; reading the index as it is", file=sys.stderr)
+        except (LockTimeout, index.IndexUnavailable, sqlite3.Error, OSError) as exc:
+            print(f"memindex: could not sync first ({exc}); reading the index as it is", file=sys.stderr)
         conn = index.open_reader(root)
     elif conn is None:
         conn = index.open_reader(root)  # raises with the reason
@@ -189,7 +227,9 @@ def _sync_locked(
             docs, bad = {}, {}
         report.rebuilt = why
         to_read = [p for p, st in current.items() if docs.get(p) != st and bad.get(p) != st]
-        gone = [p for p in (set(docs) | set(bad)) if p not in current]
+        # A folder that could not be listed (permissions, I/O) keeps what the index knew.
+        unlisted = {key[:-1] for key in report.problems if key.endswith("/")}
+        gone = [p for p in (set(docs) | set(bad)) if p not in current and p.split("/")[0] not in unlisted]
         max_bytes = cfg["index.max_file_bytes"]
         bar = _progress(len(to_read), progress)
         conn.execute("BEGIN IMMEDIATE")
@@ -197,7 +237,8 @@ def _sync_locked(
             if rebuild and only_list is None:
                 index.reset(conn)
             report.removed = index.remove(conn, gone)
-            lines_changed = bool(report.removed) or bool(why)
+            # A writer killed after COMMIT but before index.md was rewritten left the flag on.
+            lines_changed = bool(report.removed) or bool(why) or bool(index.get_meta(conn).get("index_md_dirty"))
             for rel in sorted(to_read):
                 try:
                     mem, st = load_memory(root, rel, max_bytes)
@@ -220,6 +261,8 @@ def _sync_locked(
                     index.set_meta(conn, folder_mtimes=folder_mtimes)
             count = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
             index.set_meta(conn, doc_count=count)
+            if lines_changed:
+                index.set_meta(conn, index_md_dirty=1)
             if rebuild and only_list is None:
                 conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
             conn.execute("COMMIT")
@@ -236,6 +279,8 @@ def _sync_locked(
         # index.md changes only when a line does (a body edit leaves it as it is).
         if lines_changed or not (root / INDEX_MD).exists():
             write_index_md(root, conn)
+            if lines_changed:
+                index.set_meta(conn, index_md_dirty=0)
     finally:
         conn.close()
     report.ms = (time.perf_counter() - started) * 1000
@@ -253,4 +298,9 @@ def write_index_md(root: Path, conn: sqlite3.Connection) -> None:
     rows.sort(key=lambda r: (CATEGORY_PRIORITY.get(r[0], 99), r[1]))
     head = ["# Memory index", "", "<!-- generated by memindex sync; do not edit -->", ""]
     lines = [line.replace(index.PREFIX_MARK, prefix, 1) for _, _, line in rows]
+    for stale in Path(root).glob(f".{INDEX_MD}.*.tmp"):  # left by a killed writer (we hold the lock)
+        try:
+            stale.unlink()
+        except OSError:
+            pass
     atomic_write(str(root / INDEX_MD), "\n".join(head + lines) + "\n")

@@ -52,6 +52,16 @@ _WORD_RE = re.compile(r"\.?[^\W_]+(?:[._\-/][^\W_]+)*|[^\W_]+", re.UNICODE)
 _PART_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
 
+def valid_unicode(text: str) -> str:
+    """Text that SQLite can bind: lone surrogates (from JSON escapes like \\ud800 or
+    undecodable command-line bytes) become U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
 class Term(namedtuple("Term", "parts")):
     """A query term: a single word, or an identifier searched as the phrase of its parts."""
 
@@ -74,7 +84,8 @@ def query_terms(text: str, max_chars: int = 20_000) -> list[Term]:
     """
     seen: set[tuple[str, ...]] = set()
     terms: list[Term] = []
-    text = unicodedata.normalize("NFC", text[:max_chars])  # a decomposed accent stays in its word
+    text = valid_unicode(text[:max_chars])
+    text = unicodedata.normalize("NFC", text)  # a decomposed accent stays in its word
     for match in _WORD_RE.finditer(text.lower()):
         parts = tuple(_PART_RE.findall(match.group()))
         if not parts:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 
 _MAX_WINDOW = 4 * 1024 * 1024
 
@@ -45,8 +46,13 @@ def recent_user_turns(path: object, max_turns: int = 3, tail_bytes: int = 65_536
     if not isinstance(path, str) or not path or max_turns <= 0:
         return []
     try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
+        # Non-blocking and regular files only: a FIFO or a device must not stall a prompt.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                return []
+            size = st.st_size
             window = max(1024, tail_bytes)
             while True:
                 start = max(0, size - window)
