@@ -354,6 +354,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except RootNotFound as exc:
             err(str(exc))
             return EXIT_NO_ROOT
+        if not os.access(root, os.R_OK | os.X_OK):
+            err(f"cannot read the memory root {root}: permission denied")
+            return EXIT_PROBLEMS
         cfg = load_config(root)
         for warning in cfg.warnings:
             err(f"config: {warning}")

@@ -167,7 +167,12 @@ def open_fresh_reader(root: Path, cfg: Config, allow_sync: bool = True) -> sqlit
         try:
             sync(root, cfg, lock_timeout=min(float(cfg["index.lock_timeout_s"]), 3.0))
         except (LockTimeout, index.IndexUnavailable, sqlite3.Error, OSError) as exc:
+            try:
+                conn = index.open_reader(root)
+            except index.IndexUnavailable as again:
+                raise index.IndexUnavailable(f"{again} (the sync before it failed: {exc})") from None
             print(f"memindex: could not sync first ({exc}); reading the index as it is", file=sys.stderr)
+            return conn
         conn = index.open_reader(root)
     elif conn is None:
         conn = index.open_reader(root)  # raises with the reason

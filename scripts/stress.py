@@ -505,8 +505,9 @@ DOC_SQL = "SELECT path, id, category, title, tags, record_status FROM documents 
 
 
 def read_docs(root: Path) -> list[tuple]:
-    path = str(root / INDEX_FILE).replace("%", "%25").replace("?", "%3f").replace("#", "%23")
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    """The documents table, read the way memindex's readers read it (immutable fallback
+    included, for a full disk where no -shm can be made)."""
+    conn = index_mod.open_reader(root)
     try:
         return conn.execute(DOC_SQL).fetchall()
     finally:
