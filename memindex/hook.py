@@ -109,9 +109,9 @@ def on_prompt(data: dict) -> str:
     cfg = load_config(root)
     for warning in cfg.warnings:
         note(f"config: {warning}")
-    if not cfg["retrieval.enabled"] or cfg["retrieval.max_inject"] <= 0:
-        return ""
-    if len(prompt.strip()) < cfg["retrieval.min_prompt_chars"]:
+    from .query import auto_inject, needs_context, wants_injection
+
+    if not wants_injection(prompt, cfg):
         return ""
     from . import index
 
@@ -123,14 +123,8 @@ def on_prompt(data: dict) -> str:
     try:
         if index.is_stale(conn, root):
             spawn_sync(root)
-        from .query import auto_inject
-        from .text import query_terms
-
         turns: list[str] = []
-        if (
-            cfg["retrieval.transcript_context.enabled"]
-            and len(query_terms(prompt)) <= cfg["retrieval.transcript_context.max_prompt_terms"]
-        ):
+        if needs_context(prompt, cfg):
             from .transcript import recent_user_turns
 
             turns = recent_user_turns(

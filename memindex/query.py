@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 
-from .config import Config
+from .config import DEFAULTS, Config
 from .defaults import (
     CATEGORIES,
     CATEGORY_PRIORITY,
@@ -38,9 +38,9 @@ class Params:
 
     def __init__(
         self,
-        title_weight: float = 5.0,
-        tags_weight: float = 3.0,
-        body_weight: float = 1.0,
+        title_weight: float = DEFAULTS["retrieval.column_weights.title"],  # type: ignore[assignment]
+        tags_weight: float = DEFAULTS["retrieval.column_weights.tags"],  # type: ignore[assignment]
+        body_weight: float = DEFAULTS["retrieval.column_weights.body"],  # type: ignore[assignment]
         prefix_min_len: int = PREFIX_MIN_LEN,
         prefix_mode: str = PREFIX_MODE,  # "none" | "prefix" | "both"
         max_terms: int = MAX_QUERY_TERMS,
@@ -48,8 +48,8 @@ class Params:
         max_df_ratio: float = MAX_DF_RATIO,
         kind_weight: float = KIND_WEIGHT,
     ) -> None:
-        self.kind_weight = kind_weight
         self.title_weight, self.tags_weight, self.body_weight = title_weight, tags_weight, body_weight
+        self.kind_weight = kind_weight
         self.prefix_min_len, self.prefix_mode = prefix_min_len, prefix_mode
         self.max_terms, self.max_postings, self.max_df_ratio = max_terms, max_postings, max_df_ratio
 
@@ -397,12 +397,24 @@ def select_for_injection(
     return [h for h in candidates if h.coverage is not None and h.coverage >= min_coverage]
 
 
+def wants_injection(prompt: str, cfg: Config) -> bool:
+    """Is injection on, and is the prompt long enough to be worth a look?"""
+    if not cfg["retrieval.enabled"] or cfg["retrieval.max_inject"] <= 0:
+        return False
+    return len(prompt.strip()) >= cfg["retrieval.min_prompt_chars"]
+
+
+def needs_context(prompt: str, cfg: Config) -> bool:
+    """Should earlier user turns enrich this prompt? Only short ones ("fix that again"):
+    more terms would dilute a specific prompt."""
+    if not cfg["retrieval.transcript_context.enabled"]:
+        return False
+    return len(query_terms(prompt)) <= cfg["retrieval.transcript_context.max_prompt_terms"]
+
+
 def enrich(prompt: str, turns: Sequence[str], cfg: Config) -> str:
-    """Add the last user turns to a prompt with few meaningful terms ("fix that again").
-    Specific prompts stay alone: more terms would dilute them."""
-    if not turns or not cfg["retrieval.transcript_context.enabled"]:
-        return prompt
-    if len(query_terms(prompt)) > cfg["retrieval.transcript_context.max_prompt_terms"]:
+    """The prompt preceded by the last user turns, when it needs them."""
+    if not turns or not needs_context(prompt, cfg):
         return prompt
     keep = list(turns)[-cfg["retrieval.transcript_context.max_turns"]:]
     return "\n".join([*keep, prompt])
@@ -418,11 +430,9 @@ def auto_inject(
     params: Params | None = None,
 ) -> list[Hit]:
     """What the prompt hook injects: the whole selection policy, shared with the evaluation."""
+    if not wants_injection(prompt, cfg):
+        return []
     max_inject = cfg["retrieval.max_inject"]
-    if not cfg["retrieval.enabled"] or max_inject <= 0:
-        return []
-    if len(prompt.strip()) < cfg["retrieval.min_prompt_chars"]:
-        return []
     if cfg["retrieval.match_strategy"] == "title_tags":
         from .legacy import match
 
