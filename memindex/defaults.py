@@ -77,6 +77,7 @@ MAX_QUERY_TERMS = 32  # longest prompts keep their rarest terms
 MAX_POSTINGS = 4_000  # rows the OR query may touch; the commonest terms go first past it
 COVERAGE_TERMS = 6  # coverage is measured against this many of the prompt's rarest terms
 KIND_WEIGHT = 1.0  # bm25 weight of the category-words column
+DF_SAMPLE = 500  # document frequencies are exact below this, estimated above it
 MAX_DF_RATIO = 0.25  # terms in more than this share of memories are left out (low IDF, many postings)
 
 # Words that name each category, indexed in a column of their own so that "the open tech

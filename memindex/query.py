@@ -17,6 +17,7 @@ from .defaults import (
     CATEGORIES,
     CATEGORY_PRIORITY,
     COVERAGE_TERMS,
+    DF_SAMPLE,
     KIND_WEIGHT,
     MAX_DF_RATIO,
     MAX_POSTINGS,
@@ -137,6 +138,7 @@ def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int 
     # its own, is common: its IDF is small and its postings many. Counting stops there,
     # so planning costs at most `cap` rows a term however large the store.
     cap = min(max(1, int(n_docs * params.max_df_ratio)), params.max_postings) + 1
+    top_rowid = _top_rowid(conn)
     for term in terms:
         quoted = _quote(term.text)
         if term.is_phrase or params.prefix_mode == "none" or len(term.parts[0]) < params.prefix_min_len:
@@ -148,7 +150,12 @@ def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int 
             # that of all the words it reaches, so a broad prefix weighs little.
             expression = quoted + "*"
         plan.expressions[term] = expression
-        plan.df[term] = _count(conn, expression, cap)
+        df = _count(conn, quoted, cap, top_rowid)
+        if expression != quoted and df < cap:
+            # A prefix reaches at least the word's own memories: a common word is common
+            # as a prefix too, and its (costly, merged) prefix count is skipped.
+            df = _count(conn, expression, cap, top_rowid)
+        plan.df[term] = df
     # Rarest first; terms in no memory cost and score nothing. Past the posting budget the
     # commonest terms go: latency stays near flat as the store grows.
     ranked = sorted((t for t in plan.df if 0 < plan.df[t] < cap), key=lambda t: plan.df[t])
@@ -164,11 +171,23 @@ def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int 
     return plan
 
 
-def _count(conn: sqlite3.Connection, expression: str, cap: int) -> int:
-    """Memories matching an FTS5 expression, counted up to `cap` (its exact phrase
-    frequency below that: `"user id"` counts adjacent pairs, `"auth"*` every word it starts)."""
-    row = conn.execute("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)", (expression, cap)).fetchone()
-    return row[0]
+def _count(conn: sqlite3.Connection, expression: str, cap: int, top_rowid: int) -> int:
+    """Memories matching an FTS5 expression: exact up to DF_SAMPLE (`"user id"` counts
+    adjacent pairs, `"auth"*` every word it starts), estimated above it from where the
+    DF_SAMPLE-th match falls (sync inserts in shuffled order, so rowids are an unbiased
+    sample), and never counted past `cap`. Planning costs at most DF_SAMPLE rows a term."""
+    sample = min(cap, DF_SAMPLE)
+    found, last = conn.execute(
+        "SELECT count(*), max(rowid) FROM (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?)", (expression, sample)
+    ).fetchone()
+    if found < sample or sample == cap:
+        return found
+    return min(cap, max(found, round(found * top_rowid / max(last, 1))))
+
+
+def _top_rowid(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT max(rowid) FROM documents").fetchone()
+    return row[0] or 0
 
 
 def _doc_count(conn: sqlite3.Connection) -> int:

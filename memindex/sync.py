@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sqlite3
 import sys
 import time
@@ -244,7 +245,10 @@ def _sync_locked(
             report.removed = index.remove(conn, gone)
             # A writer killed after COMMIT but before index.md was rewritten left the flag on.
             lines_changed = bool(report.removed) or bool(why) or bool(index.get_meta(conn).get("index_md_dirty"))
-            for rel in sorted(to_read):
+            order = sorted(to_read)
+            if len(order) > 100:  # rowids in shuffled order: query planning samples them
+                random.Random(len(order)).shuffle(order)
+            for rel in order:
                 try:
                     mem, st = load_memory(root, rel, max_bytes)
                 except MemoryFileError as exc:
