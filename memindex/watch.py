@@ -55,7 +55,7 @@ from .config import Config, load_config
 from .defaults import CONFIG_FILE, EXIT_OK, EXIT_PROBLEMS, FOLDERS, INDEX_FILE, INDEX_MD
 from .watch_marker import Marker, WatcherRunning, pid_alive
 
-# --- tuning (chosen on scripts/bench_watch.py, see docs/benchmarks_watch.md) ---------------
+# --- tuning (chosen on scripts/bench_watch.py, see docs/benchmarks.md) ---------------
 
 WAIT_SLICE_S = 0.25  # the main loop looks at the stop flag at least this often
 CHECK_S = 2.0  # periodic check: root, index, marker, observer

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark `memindex watch` at scale and print a table (docs/benchmarks_watch.md).
+"""Benchmark `memindex watch` at scale and print a table (docs/benchmarks.md).
 
     python scripts/bench_watch.py [--count 10000] [--edits 40] [--idle-s 60] [--burst 1000]
 

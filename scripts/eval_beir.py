@@ -148,7 +148,6 @@ def main(argv: list[str] | None = None) -> int:
 def variant_params():
     """Settings compared in docs/evaluation.md (the product's defaults are the first row)."""
     yield "prefix: none", Params(prefix_mode="none")
-    yield "prefix: w* for every word >= 4 chars", Params(prefix_mode="prefix")
     yield "prefix: exact + w*", Params(prefix_mode="both")
     yield "no term pruning (max df 1.0, no budget)", Params(max_df_ratio=1.0, max_postings=10**12, max_terms=10**4)
     yield "posting budget 1,000", Params(max_postings=1000)
