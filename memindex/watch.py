@@ -904,24 +904,23 @@ class Watcher:
 # --- command line ---------------------------------------------------------------------------
 
 
-def _interval(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(value) or value < 0.05 or value > 3600:
-        raise argparse.ArgumentTypeError("must be between 0.05 and 3600 seconds")
-    return value
+def _bounded(lo: float, hi: float, unit: str) -> Callable[[str], float]:
+    """An argparse type: a finite number within lo..hi."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not math.isfinite(value) or not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"must be between {lo:g} and {hi:g} {unit}")
+        return value
+
+    return parse
 
 
-def _debounce(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(value) or value < 0 or value > 60_000:
-        raise argparse.ArgumentTypeError("must be between 0 and 60000 ms")
-    return value
+_interval = _bounded(0.05, 3600, "seconds")
+_debounce = _bounded(0, 60_000, "ms")
 
 
 def register_cli(sub: Any, add: Callable[..., argparse.ArgumentParser]) -> None:

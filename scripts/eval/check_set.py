@@ -17,14 +17,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-FOLDERS = {
-    "sessions": "session_summary",
-    "decisions": "decision",
-    "runbooks": "runbook",
-    "constraints": "constraint",
-    "tech-debt": "tech_debt",
-    "preferences": "preference",
-}
+from memindex.defaults import FOLDERS  # noqa: E402  (one list of folders, the product's)
 TOP_KEYS = {
     "schema_version", "category", "id", "title", "created_at", "updated_at", "tags", "content",
     "related_files", "confidence", "record_status", "changes", "times_updated",
