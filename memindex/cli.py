@@ -132,7 +132,7 @@ def cmd_search(args: argparse.Namespace, root: Path, cfg: Config) -> int:
             include_inactive=args.include_inactive,
         )
         limit = args.limit if args.limit is not None else cfg["retrieval.search_limit"]
-        hits = search(conn, text, limit=limit, params=Params.from_config(cfg), filters=filters)
+        hits = search(conn, text, limit=limit, params=Params.from_config(cfg), filters=filters, related=True)
     finally:
         conn.close()
     prefix = display_prefix(root)

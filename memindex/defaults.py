@@ -9,7 +9,7 @@ from __future__ import annotations
 SCHEMA_VERSION = "1.0"
 # Bump when the index layout or the text it stores changes: every writer rebuilds an index
 # whose PRAGMA user_version differs, every reader reports it.
-INDEX_VERSION = 8
+INDEX_VERSION = 9
 
 MEMORY_DIR = (".claude", "memory")
 INDEX_FILE = ".index.db"
@@ -77,6 +77,7 @@ MAX_QUERY_TERMS = 32  # longest prompts keep their rarest terms
 MAX_POSTINGS = 4_000  # rows the OR query may touch; the commonest terms go first past it
 COVERAGE_TERMS = 6  # coverage is measured against this many of the prompt's rarest terms
 KIND_WEIGHT = 1.0  # bm25 weight of the category-words column
+RELATED_CUTOFF = 0.5  # search: hits under this share of the best give way to tag neighbours
 DF_SAMPLE = 500  # document frequencies are exact below this, estimated above it
 MAX_DF_RATIO = 0.25  # terms in more than this share of memories are left out (low IDF, many postings)
 

@@ -50,9 +50,11 @@ CREATE TABLE invalid(
     error TEXT NOT NULL
 );
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE tag_index(tag TEXT NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY (tag, doc)) WITHOUT ROWID;
+CREATE INDEX tag_index_doc ON tag_index(doc);
 CREATE VIRTUAL TABLE fts USING fts5(title, tags, body, kind, tokenize='{TOKENIZER}');
 """
-_TABLES = ("fts_vocab", "fts", "documents", "invalid", "meta")
+_TABLES = ("fts_vocab", "fts", "documents", "invalid", "meta", "tag_index")
 
 
 class IndexUnavailable(Exception):
@@ -259,6 +261,8 @@ def upsert(conn: sqlite3.Connection, mem: "store.Memory", st: FileStat) -> bool:
         "INSERT INTO fts(rowid, title, tags, body, kind) VALUES (?,?,?,?,?)",
         (rowid, mem.title, " ".join(mem.tags), body, CATEGORY_WORDS.get(mem.category, "")),
     )
+    conn.execute("DELETE FROM tag_index WHERE doc = ?", (rowid,))
+    conn.executemany("INSERT OR IGNORE INTO tag_index(tag, doc) VALUES (?, ?)", [(t, rowid) for t in mem.tags])
     return row is None or (row[1], row[2]) != (line, mem.record_status)
 
 
@@ -280,6 +284,7 @@ def remove(conn: sqlite3.Connection, paths: Iterable[str]) -> int:
         row = conn.execute("SELECT rowid FROM documents WHERE path = ?", (rel,)).fetchone()
         if row is not None:
             conn.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
+            conn.execute("DELETE FROM tag_index WHERE doc = ?", (row[0],))
             conn.execute("DELETE FROM documents WHERE rowid = ?", (row[0],))
             removed += 1
         conn.execute("DELETE FROM invalid WHERE path = ?", (rel,))

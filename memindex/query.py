@@ -24,6 +24,7 @@ from .defaults import (
     MAX_QUERY_TERMS,
     PREFIX_MIN_LEN,
     PREFIX_MODE,
+    RELATED_CUTOFF,
     TOKENIZER,
 )
 from .text import Term, query_terms, valid_unicode
@@ -297,8 +298,13 @@ def search(
     filters: Filters | None = None,
     now: datetime | None = None,
     plan: QueryPlan | None = None,
+    related: bool = False,
 ) -> list[Hit]:
-    """Ranked hits for free text: BM25 with column weights, category priority on ties."""
+    """Ranked hits for free text: BM25 with column weights, category priority on ties.
+
+    With `related` (on-demand search), hits scoring under RELATED_CUTOFF of the best give
+    their places to memories that share tags with the top three hits (weighted by how rare
+    each tag is), then take what is left: a memory about the same topic in other words."""
     params = params or Params()
     filters = filters or Filters()
     plan = plan or plan_query(conn, text, params)
@@ -337,7 +343,48 @@ def search(
         hits = _replace_inactive(conn, hits, where, args)
     # Category priority only breaks ties (scores equal to 9 significant digits).
     hits.sort(key=lambda h: (-float(f"{h.score:.9g}"), CATEGORY_PRIORITY.get(h.category, 99), h.path))
-    return hits[:limit]
+    hits = hits[:limit]
+    if related and hits:
+        strong = [h for h in hits if h.score >= RELATED_CUTOFF * hits[0].score]
+        if len(strong) < limit:
+            weak = {h.rowid: h for h in hits[len(strong):]}
+            neighbours = _tag_neighbours(conn, strong[:3], {h.rowid for h in strong}, limit - len(strong), where, args, filters)
+            for n in neighbours:  # a weak match that also shares tags keeps its score
+                n.score = weak.pop(n.rowid).score if n.rowid in weak else n.score
+            hits = (strong + neighbours + list(weak.values()))[:limit]
+    return hits
+
+
+def _tag_neighbours(
+    conn: sqlite3.Connection, top: list[Hit], seen: set[int], want: int, where: str, args: list[object], filters: Filters
+) -> list[Hit]:
+    """Active memories sharing tags with the top hits, best first (score 0: not matched)."""
+    counts: dict[str, int] = {}
+    for hit in top:
+        for tag in set(hit.tags):
+            counts[tag] = counts.get(tag, 0) + 1
+    if not counts or want <= 0:
+        return []
+    n_docs = _doc_count(conn)
+    weight: dict[int, float] = {}
+    for tag, times in counts.items():
+        docs = [d for (d,) in conn.execute("SELECT doc FROM tag_index WHERE tag = ? LIMIT 1001", (tag,))]
+        if len(docs) > 1000 or len(docs) > n_docs * MAX_DF_RATIO:
+            continue  # a tag on everything relates nothing
+        idf = math.log(max(n_docs, 1) / max(len(docs), 1))
+        for doc in docs:
+            if doc not in seen:
+                weight[doc] = weight.get(doc, 0.0) + idf * times
+    best = sorted(weight, key=lambda d: -weight[d])[: want * 3]
+    if not best:
+        return []
+    status = "" if filters.include_inactive else " AND d.record_status = 'active'"
+    rows = conn.execute(
+        f"SELECT {_HIT_COLUMNS} FROM documents d WHERE d.rowid IN ({','.join('?' * len(best))}){status}{where}",
+        (*best, *args),
+    ).fetchall()
+    rows.sort(key=lambda r: (-weight[r[0]], r[1]))
+    return [_hit(r, 0.0) for r in rows[:want]]
 
 
 def coverage(

@@ -61,8 +61,9 @@ class Strategy:
     """One way of choosing memories: a name, a config, and whether it is the old matcher."""
 
     def __init__(self, name: str, config: dict | None = None, params: dict | None = None,
-                 legacy_inject: int | None = None, min_results: int = 0):
+                 legacy_inject: int | None = None, min_results: int = 0, related: bool = True):
         self.name = name
+        self.related = related  # on-demand search as `memindex search` runs it
         self.min_results = min_results
         self.cfg = parse_config(config or {})
         self.params = Params.from_config(self.cfg).replace(**(params or {}))
@@ -86,7 +87,8 @@ class Strategy:
             desc = {c: self.cfg[f"categories.{c}.description"] for c in ("session_summary", "decision", "runbook", "constraint", "tech_debt", "preference")}
             return [(h.path, h.score) for h in legacy_match(conn, prompt, max_inject=10, descriptions=desc, now=NOW)]
         text = enrich(prompt, turns, self.cfg)
-        hits = search(conn, text, limit=10, params=self.params, filters=Filters.from_config(self.cfg), now=NOW)
+        hits = search(conn, text, limit=10, params=self.params, filters=Filters.from_config(self.cfg), now=NOW,
+                      related=self.related)
         return [(h.path, h.score) for h in hits]
 
 
@@ -109,6 +111,7 @@ def strategies(variants: bool) -> list[Strategy]:
             Strategy("fts5: no transcript context", {"retrieval": {"transcript_context": {"enabled": False}}}),
             Strategy("fts5: prefix none", params={"prefix_mode": "none"}),
             Strategy("fts5: no category words", params={"kind_weight": 0.0}),
+            Strategy("fts5: search without tag neighbours", related=False),
             Strategy("fts5: category words x2", params={"kind_weight": 2.0}),
             Strategy("fts5: transcript if <= 3 terms (reference plan)", {"retrieval": {"transcript_context": {"max_prompt_terms": 3}}}),
             Strategy("fts5: transcript if <= 2 terms", {"retrieval": {"transcript_context": {"max_prompt_terms": 2}}}),

@@ -193,13 +193,13 @@ def test_full_file_system_does_not_destroy_the_previous_index(ctx):
         pytest.skip("mounting a tmpfs needs root")
     mnt = ctx.base / "tmpfs"
     mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)], capture_output=True).returncode:
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mnt)], capture_output=True).returncode:
         pytest.skip("mount not permitted here")
     try:
         ns = SimpleNamespace(base=mnt, scratch=ctx.scratch, seed=1)
         proj = project(ns, "p", n_fill=250)
         S._mutate(proj.root, random.Random(4), 100)
-        with open(mnt / "filler", "wb") as fh:
+        with open(mnt / "filler", "wb", buffering=0) as fh:  # unbuffered: close has nothing left to flush
             try:
                 while True:
                     fh.write(b"\0" * 65536)

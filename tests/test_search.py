@@ -488,3 +488,31 @@ class TestReplacements:
         finally:
             conn.close()
         assert [h.path for h in hits] == ["decisions/k8s-cronjobs.json"]
+
+
+class TestTagNeighbours:
+    """On-demand search fills weak places with memories that share rare tags with the top hits."""
+
+    def test_a_memory_in_other_words_joins_through_its_tags(self, memory_root: Path) -> None:
+        from memindex.config import Config
+        from memindex.index import open_reader
+        from memindex.query import search
+        from memindex.sync import sync
+
+        write_mem(memory_root, "decision", "redis-cache", "Cache availability in Redis", ["caching", "redis"],
+                  {"status": "accepted", "context": "slot availability is cached", "decision": "ttl 60 s"})
+        write_mem(memory_root, "constraint", "eviction", "Eviction policy allkeys-lru", ["redis"],
+                  {"kind": "technical", "rule": "memory limit 1 GB", "severity": "medium"})
+        for i in range(6):
+            write_mem(memory_root, "runbook", f"other-{i}", f"Unrelated runbook {i}", [f"topic{i}"],
+                      {"trigger": "something else", "steps": ["do it"]})
+        sync(memory_root, Config())
+        conn = open_reader(memory_root)
+        try:
+            plain = [h.path for h in search(conn, "availability cache", limit=5)]
+            related = search(conn, "availability cache", limit=5, related=True)
+        finally:
+            conn.close()
+        assert plain == ["decisions/redis-cache.json"]
+        assert [h.path for h in related] == ["decisions/redis-cache.json", "constraints/eviction.json"]
+        assert related[1].score == 0.0  # found through its tag, not its words
