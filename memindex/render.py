@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
 
 from .defaults import TAGS_MAX
@@ -33,6 +34,7 @@ def memory_line(category: str, title: str, path: str, tags: list[str], xml: bool
 
 
 _UNSAFE_IN_PATH = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"}  # controls, BiDi, spaces
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9._@+-]+/[A-Za-z0-9._@+-]+")  # the common case, checked at once
 
 
 def safe_relpath(prefix: str, rel: str) -> str | None:
@@ -43,7 +45,7 @@ def safe_relpath(prefix: str, rel: str) -> str | None:
     parts = rel.split("/")
     if len(parts) != 2 or any(p in ("", ".", "..") for p in parts):
         return None
-    if any(unicodedata.category(ch) in _UNSAFE_IN_PATH for ch in rel):
+    if not _PLAIN_PATH.fullmatch(rel) and any(unicodedata.category(ch) in _UNSAFE_IN_PATH for ch in rel):
         return None
     return prefix + rel
 

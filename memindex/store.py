@@ -103,14 +103,20 @@ class MemoryFileError(Exception):
 
 def read_bytes(root: str | os.PathLike[str], rel: str, max_bytes: int) -> tuple[bytes, FileStat]:
     """Read one file, refusing huge ones; the stat is taken from the open descriptor."""
-    real = os.path.realpath(os.path.join(root, rel))
-    if not inside(real, os.path.realpath(root)):
-        raise MemoryFileError("symlink leaves the memory root (not followed)")
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    path = os.path.join(root, rel)
     try:
-        fd = os.open(real, flags)
+        fd = os.open(path, flags)  # the common case: a plain file, no link to resolve
     except OSError as exc:
-        raise MemoryFileError(f"cannot open: {exc.strerror}") from None
+        if not os.path.islink(path):
+            raise MemoryFileError(f"cannot open: {exc.strerror}") from None
+        real = os.path.realpath(path)
+        if not inside(real, os.path.realpath(root)):
+            raise MemoryFileError("symlink leaves the memory root (not followed)") from None
+        try:
+            fd = os.open(real, flags)
+        except OSError as exc2:
+            raise MemoryFileError(f"cannot open: {exc2.strerror}") from None
     with os.fdopen(fd, "rb") as fh:
         st = os.fstat(fh.fileno())
         if not stat_mod.S_ISREG(st.st_mode):

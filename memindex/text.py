@@ -113,12 +113,14 @@ def sanitize_title(title: object, limit: int = TITLE_MAX) -> str:
     the index format's own markers (` -> `, `#tags:`), at most `limit` characters."""
     if not isinstance(title, str):
         title = "" if title is None else str(title)
-    title = unicodedata.normalize("NFC", title[: limit * 8])
-    # Line breaks and other separators become spaces (words stay apart); then every
-    # control, format (BiDi, zero-width) and unassigned character goes.
-    title = "".join(
-        " " if ch.isspace() else ch for ch in title if ch.isspace() or unicodedata.category(ch) not in _STRIP_CATEGORIES
-    )
+    title = title[: limit * 8]
+    if not (title.isascii() and title.isprintable()):  # plain ASCII needs none of this
+        title = unicodedata.normalize("NFC", title)
+        # Line breaks and other separators become spaces (words stay apart); then every
+        # control, format (BiDi, zero-width) and unassigned character goes.
+        title = "".join(
+            " " if ch.isspace() else ch for ch in title if ch.isspace() or unicodedata.category(ch) not in _STRIP_CATEGORIES
+        )
     title = _INDEX_MARKUP.sub(" ", title)
     title = _SPACES.sub(" ", title).strip()
     if len(title) > limit:
