@@ -186,6 +186,7 @@ def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str |
             _pragmas(conn, 10_000)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA cache_size=-65536")  # 64 MiB: a large sync's b-tree pages stay in memory
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version == INDEX_VERSION:
                 conn.execute("SELECT count(*) FROM meta").fetchone()

@@ -245,10 +245,7 @@ def _sync_locked(
             report.removed = index.remove(conn, gone)
             # A writer killed after COMMIT but before index.md was rewritten left the flag on.
             lines_changed = bool(report.removed) or bool(why) or bool(index.get_meta(conn).get("index_md_dirty"))
-            order = sorted(to_read)
-            if len(order) > 100:  # rowids in shuffled order: query planning samples them
-                random.Random(len(order)).shuffle(order)
-            for rel in order:
+            for rel in _insertion_order(to_read):
                 try:
                     mem, st = load_memory(root, rel, max_bytes)
                 except MemoryFileError as exc:
@@ -296,6 +293,18 @@ def _sync_locked(
         conn.close()
     report.ms = (time.perf_counter() - started) * 1000
     return report
+
+
+def _insertion_order(paths: list[str], run: int = 256) -> list[str]:
+    """Paths in runs of `run` neighbours, the runs shuffled: rowids end up an unbiased
+    sample of the store (query planning estimates frequencies from them), while each run
+    still fills the path index in order (a full shuffle costs a third more at 100k)."""
+    order = sorted(paths)
+    if len(order) <= 2 * run:
+        return order
+    runs = [order[i : i + run] for i in range(0, len(order), run)]
+    random.Random(len(order)).shuffle(runs)
+    return [rel for chunk in runs for rel in chunk]
 
 
 def write_index_md(root: Path, conn: sqlite3.Connection) -> None:
