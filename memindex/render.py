@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import unicodedata
 
@@ -53,21 +52,6 @@ def safe_relpath(prefix: str, rel: str) -> str | None:
 def shown_path(rel: str) -> str:
     """A relative path fit for one line of output: as it is, or quoted with escapes."""
     return rel if rel.isprintable() else ascii(rel)
-
-
-def atomic_write(path: str, text: str) -> None:
-    """Write a file so that readers see the old or the new content, never a torn one."""
-    directory = os.path.dirname(path) or "."
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 BLOCK_LIMIT = 8000  # characters; Claude Code caps hook output at 10,000

@@ -20,7 +20,8 @@ from typing import Callable, Iterable, Iterator
 from . import index
 from .config import Config, load_config
 from .defaults import CATEGORY_PRIORITY, FOLDERS, INDEX_MD, LOCK_FILE
-from .render import atomic_write, safe_relpath
+from .files import replace_atomic
+from .render import safe_relpath
 from .paths import FileStat, display_prefix
 from .store import MemoryFileError, load_memory, stat_file, walk
 
@@ -323,4 +324,4 @@ def write_index_md(root: Path, conn: sqlite3.Connection) -> None:
             stale.unlink()
         except OSError:
             pass
-    atomic_write(str(root / INDEX_MD), "\n".join(head + lines) + "\n")
+    replace_atomic(str(root / INDEX_MD), ("\n".join(head + lines) + "\n").encode("utf-8"))

@@ -62,15 +62,12 @@ from __future__ import annotations
 
 import argparse
 import copy
-import errno
 import hashlib
 import json
 import math
 import os
 import re
-import secrets
 import sqlite3
-import stat as stat_mod
 import sys
 import time
 import unicodedata
@@ -81,6 +78,7 @@ from typing import Any, Callable
 from . import index
 from .cli import command, emit_json, err
 from .config import Config
+from .files import create_exclusive, fsync_dir, replace_atomic, unlink_quietly
 from .defaults import (
     CATEGORIES,
     CATEGORY_FOLDER,
@@ -223,7 +221,6 @@ def slugify(text: str, max_len: int = ID_MAX) -> str:
 
 _MEMORY_CONTEXT_TAG = re.compile(r"<\s*/?\s*memory-context\b[^>]*>?", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
-_LINE_BREAKS = re.compile(r"[\t\n\r\v\f\x85\u2028\u2029]")
 
 
 def clean_title(raw: object) -> str:
@@ -233,8 +230,7 @@ def clean_title(raw: object) -> str:
     truncated: the caller rejects titles over TITLE_MAX."""
     if not isinstance(raw, str):
         return ""
-    text = _MEMORY_CONTEXT_TAG.sub(" ", _LINE_BREAKS.sub(" ", raw))  # "a\nb" is "a b", not "ab"
-    text = sanitize_title(text, limit=max(TITLE_MAX, len(text) + 1))
+    text = sanitize_title(_MEMORY_CONTEXT_TAG.sub(" ", raw), limit=max(TITLE_MAX, len(raw) + 1))
     text = "".join(ch for ch in text if unicodedata.category(ch) != "Mn")
     text = _MEMORY_CONTEXT_TAG.sub(" ", text)
     return _SPACES.sub(" ", text).strip()
@@ -246,7 +242,7 @@ def clean_reason(raw: object, what: str) -> str | None:
         return None
     if not isinstance(raw, str):
         raise InvalidMemory(f"{what} must be a string, got {type(raw).__name__}")
-    text = sanitize_title(_LINE_BREAKS.sub(" ", raw), limit=max(MAX_REASON, len(raw) + 1))
+    text = sanitize_title(raw, limit=max(MAX_REASON, len(raw) + 1))
     if len(text) > MAX_REASON:
         raise InvalidMemory(f"{what} is {len(text)} characters; the limit is {MAX_REASON}")
     return text or None
@@ -516,85 +512,6 @@ def display(root: str | os.PathLike[str], rel: str) -> str:
 
 
 # --- atomic file operations -----------------------------------------------------------
-
-
-def _fsync_dir(directory: str) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _write_temp(directory: str, name: str, data: bytes, mode: int | None = None) -> str:
-    """A fully written, fsynced hidden temp file next to the final path."""
-    tmp = os.path.join(directory, f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
-    return tmp
-
-
-def _unlink_quietly(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
-_NO_LINK = {errno.EPERM, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.EXDEV}
-
-
-def create_exclusive(path: str, data: bytes) -> None:
-    """Create `path` with `data` atomically, never overwriting: readers see no file or the
-    whole file. Raises FileExistsError if `path` exists (even as a dangling link)."""
-    directory, name = os.path.split(path)
-    tmp = _write_temp(directory, name, data)
-    try:
-        try:
-            os.link(tmp, path)  # fails with EEXIST, whatever `path` is
-        except FileExistsError:
-            raise
-        except OSError as exc:
-            if exc.errno not in _NO_LINK:
-                raise
-            # No hard links on this filesystem: the caller holds the writer lock, so only a
-            # foreign writer could race between this check and the rename.
-            if os.path.lexists(path):
-                raise FileExistsError(errno.EEXIST, "File exists", path) from None
-            os.replace(tmp, path)
-    finally:
-        _unlink_quietly(tmp)
-    _fsync_dir(directory)
-
-
-def replace_atomic(path: str, data: bytes) -> None:
-    """Replace an existing file atomically, keeping its permission bits."""
-    directory, name = os.path.split(path)
-    try:
-        mode = stat_mod.S_IMODE(os.stat(path).st_mode)
-    except OSError:
-        mode = None
-    tmp = _write_temp(directory, name, data, mode)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
-    _fsync_dir(directory)
 
 
 # --- the lock and the one-file index update -------------------------------------------
@@ -1043,11 +960,11 @@ def gc(
         prefix = display_prefix(root)
         rels = [d["path"][len(prefix):] for d in deleted]
         for rel in rels:
-            _unlink_quietly(os.path.join(root, rel))
+            unlink_quietly(os.path.join(root, rel))
         for rel in temps:
-            _unlink_quietly(os.path.join(root, rel))
+            unlink_quietly(os.path.join(root, rel))
         if rels:
-            _fsync_dir(str(root))
+            fsync_dir(str(root))
             _index_one(root, cfg, rels, result, before)
     return result
 
