@@ -77,7 +77,12 @@ MAX_QUERY_TERMS = 32  # longest prompts keep their rarest terms
 MAX_POSTINGS = 4_000  # rows the OR query may touch; the commonest terms go first past it
 COVERAGE_TERMS = 6  # coverage is measured against this many of the prompt's rarest terms
 KIND_WEIGHT = 1.0  # bm25 weight of the category-words column
-RELATED_CUTOFF = 0.5  # search: hits under this share of the best give way to tag neighbours
+# On-demand search: memories tagged like the best matches gain score (score regularization,
+# the cluster hypothesis). Chosen on a plateau of the evaluation (docs/evaluation.md).
+RELATED_ANCHORS = 3  # how many of the top hits lend their tags
+RELATED_ANCHOR_FLOOR = 0.5  # ... each scoring at least this share of the best
+RELATED_WEIGHT = 0.5  # the boost, as a share of the best score, for a memory with all of an anchor's tags
+RELATED_DEPTH = 3  # word matches considered: this many times the result limit
 DF_SAMPLE = 500  # document frequencies are exact below this, estimated above it
 MAX_DF_RATIO = 0.25  # terms in more than this share of memories are left out (low IDF, many postings)
 

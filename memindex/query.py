@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta, timezone
 
 from .config import DEFAULTS, Config
@@ -24,7 +24,10 @@ from .defaults import (
     MAX_QUERY_TERMS,
     PREFIX_MIN_LEN,
     PREFIX_MODE,
-    RELATED_CUTOFF,
+    RELATED_ANCHOR_FLOOR,
+    RELATED_ANCHORS,
+    RELATED_DEPTH,
+    RELATED_WEIGHT,
     TOKENIZER,
 )
 from .text import Term, query_terms, valid_unicode
@@ -35,7 +38,7 @@ class Params:
 
     __slots__ = (
         "title_weight", "tags_weight", "body_weight", "prefix_min_len", "prefix_mode",
-        "max_terms", "max_postings", "max_df_ratio", "kind_weight",
+        "max_terms", "max_postings", "max_df_ratio", "kind_weight", "related_weight",
     )
 
     def __init__(
@@ -49,9 +52,10 @@ class Params:
         max_postings: int = MAX_POSTINGS,
         max_df_ratio: float = MAX_DF_RATIO,
         kind_weight: float = KIND_WEIGHT,
+        related_weight: float = RELATED_WEIGHT,
     ) -> None:
         self.title_weight, self.tags_weight, self.body_weight = title_weight, tags_weight, body_weight
-        self.kind_weight = kind_weight
+        self.kind_weight, self.related_weight = kind_weight, related_weight
         self.prefix_min_len, self.prefix_mode = prefix_min_len, prefix_mode
         self.max_terms, self.max_postings, self.max_df_ratio = max_terms, max_postings, max_df_ratio
 
@@ -236,7 +240,28 @@ def _where(filters: Filters, now: datetime) -> tuple[str, list[object]]:
     return "".join(f" AND {c}" for c in clauses), args
 
 
+def _rank_key(hit: Hit) -> tuple[float, int, str]:
+    """Best score first; category priority only breaks ties (equal to 9 significant digits)."""
+    return (-float(f"{hit.score:.9g}"), CATEGORY_PRIORITY.get(hit.category, 99), hit.path)
+
+
 _HIT_COLUMNS = "d.rowid, d.path, d.id, d.category, d.title, d.tags, d.updated_at, d.record_status"
+
+
+_IN = "(SELECT value FROM json_each(?))"  # an IN list bound as one JSON array (`_json_list`)
+
+
+def _json_list(values: Iterable[object]) -> str:
+    """Any number of values as one bound parameter: SQLite builds cap bound variables
+    (999 in older ones), and a long search binds one per memory."""
+    return json.dumps(list(values))
+
+
+def _documents(conn: sqlite3.Connection, rowids: Iterable[int], where: str = "", args: Sequence[object] = ()) -> list[tuple]:
+    """The `_HIT_COLUMNS` of these memories that pass the filters `where`."""
+    return conn.execute(
+        f"SELECT {_HIT_COLUMNS} FROM documents d WHERE d.rowid IN {_IN}{where}", (_json_list(rowids), *args)
+    ).fetchall()
 
 
 def _hit(row: tuple, score: float, via: int | None = None) -> Hit:
@@ -255,8 +280,8 @@ def _replace_inactive(conn: sqlite3.Connection, hits: list[Hit], where: str, arg
         rowid: json.loads(raw)
         for rowid, raw in conn.execute(
             f"SELECT rowid, successors FROM documents WHERE successors IS NOT NULL"
-            f" AND rowid IN ({','.join('?' * len(inactive))})",
-            [h.rowid for h in inactive],
+            f" AND rowid IN {_IN}",
+            (_json_list(h.rowid for h in inactive),),
         )
     }
     wanted = {ref for refs_ in refs.values() for ref in refs_}
@@ -302,9 +327,8 @@ def search(
 ) -> list[Hit]:
     """Ranked hits for free text: BM25 with column weights, category priority on ties.
 
-    With `related` (on-demand search), hits scoring under RELATED_CUTOFF of the best give
-    their places to memories that share tags with the top three hits (weighted by how rare
-    each tag is), then take what is left: a memory about the same topic in other words."""
+    With `related` (on-demand search), memories tagged like the best matches gain score
+    (`_tag_related`): a memory about the same topic in other words can still be found."""
     params = params or Params()
     filters = filters or Filters()
     plan = plan or plan_query(conn, text, params)
@@ -313,6 +337,7 @@ def search(
         return []
     where, args = _where(filters, now or datetime.now(timezone.utc))
     weights = (params.title_weight, params.tags_weight, params.body_weight, params.kind_weight)
+    final_limit, limit = limit, limit * RELATED_DEPTH if related else limit
     want = limit + 5  # a few more, so that exact ties can be ordered by category
     fetch = 2 * want  # retired memories take places until they are replaced
     rows: list[tuple] = []
@@ -325,11 +350,7 @@ def search(
         ).fetchall()
         score = dict(ranked)
         if score:
-            docs = conn.execute(
-                f"SELECT {_HIT_COLUMNS} FROM documents d WHERE d.rowid IN ({','.join('?' * len(score))}){where}",
-                (*score, *args),
-            ).fetchall()
-            rows = sorted((r + (score[r[0]],) for r in docs), key=lambda r: r[8])
+            rows = sorted((r + (score[r[0]],) for r in _documents(conn, score, where, args)), key=lambda r: r[8])
         if len(rows) < want and len(ranked) == fetch:
             rows = []  # too many filtered out: rank with the filter inside SQL
     if not rows:
@@ -341,50 +362,86 @@ def search(
     hits = [_hit(r, -r[8]) for r in rows]
     if not filters.include_inactive:
         hits = _replace_inactive(conn, hits, where, args)
-    # Category priority only breaks ties (scores equal to 9 significant digits).
-    hits.sort(key=lambda h: (-float(f"{h.score:.9g}"), CATEGORY_PRIORITY.get(h.category, 99), h.path))
+    hits.sort(key=_rank_key)
     hits = hits[:limit]
     if related and hits:
-        strong = [h for h in hits if h.score >= RELATED_CUTOFF * hits[0].score]
-        if len(strong) < limit:
-            weak = {h.rowid: h for h in hits[len(strong):]}
-            neighbours = _tag_neighbours(conn, strong[:3], {h.rowid for h in strong}, limit - len(strong), where, args, filters)
-            for n in neighbours:  # a weak match that also shares tags keeps its score
-                n.score = weak.pop(n.rowid).score if n.rowid in weak else n.score
-            hits = (strong + neighbours + list(weak.values()))[:limit]
-    return hits
+        hits = _tag_related(conn, hits, final_limit, params.related_weight, where, args, filters)
+    return hits[:final_limit]
 
 
-def _tag_neighbours(
-    conn: sqlite3.Connection, top: list[Hit], seen: set[int], want: int, where: str, args: list[object], filters: Filters
+def _tag_related(
+    conn: sqlite3.Connection, hits: list[Hit], want: int, weight: float, where: str, args: list[object],
+    filters: Filters,
 ) -> list[Hit]:
-    """Active memories sharing tags with the top hits, best first (score 0: not matched)."""
-    counts: dict[str, int] = {}
-    for hit in top:
-        for tag in set(hit.tags):
-            counts[tag] = counts.get(tag, 0) + 1
-    if not counts or want <= 0:
-        return []
+    """Score regularization by tags (the cluster hypothesis): a memory tagged like the best
+    matches is probably about the same topic, even in other words. Each memory gains
+
+        weight x sum over anchors a of  score(a) x IDF(tags shared with a) / IDF(tags of a)
+
+    where the anchors are the top RELATED_ANCHORS hits scoring at least RELATED_ANCHOR_FLOOR
+    of the best. Tags are a store's curated topics: "the caching stuff" also finds the
+    eviction constraint tagged like the cache decision it matched. Tags on more than
+    MAX_DF_RATIO of the memories relate nothing, so a store without informative tags keeps
+    its word ranking."""
+    best = hits[0].score
+    anchors = [h for h in hits[:RELATED_ANCHORS] if best > 0 and h.score >= RELATED_ANCHOR_FLOOR * best]
     n_docs = _doc_count(conn)
-    weight: dict[int, float] = {}
-    for tag, times in counts.items():
-        docs = [d for (d,) in conn.execute("SELECT doc FROM tag_index WHERE tag = ? LIMIT 1001", (tag,))]
-        if len(docs) > 1000 or len(docs) > n_docs * MAX_DF_RATIO:
-            continue  # a tag on everything relates nothing
-        idf = math.log(max(n_docs, 1) / max(len(docs), 1))
-        for doc in docs:
-            if doc not in seen:
-                weight[doc] = weight.get(doc, 0.0) + idf * times
-    best = sorted(weight, key=lambda d: -weight[d])[: want * 3]
-    if not best:
-        return []
+    cap = int(min(1000, n_docs * MAX_DF_RATIO))
+    idf: dict[str, float] = {}
+    lend: dict[str, float] = {}  # what carrying each tag is worth
+    for anchor in anchors:
+        tags = set(anchor.tags)
+        for tag in tags - idf.keys():
+            (df,) = conn.execute("SELECT count(*) FROM (SELECT 1 FROM tag_index WHERE tag = ? LIMIT ?)", (tag, cap + 1)).fetchone()
+            idf[tag] = math.log(n_docs / df) if 0 < df <= cap else 0.0
+        mass = sum(idf[t] for t in tags)
+        for tag in tags:
+            if idf[tag] > 0:
+                lend[tag] = lend.get(tag, 0.0) + weight * anchor.score * idf[tag] / mass
+    if not lend or weight <= 0:
+        return hits
+    by_rowid = {h.rowid: h for h in hits}
+    boost = dict(_tag_boosts(conn, lend, f"t.doc IN {_IN}", [_json_list(by_rowid)]))
+    for anchor in anchors:  # an anchor does not lend to itself: its share is weight x its score
+        if anchor.rowid in boost:
+            boost[anchor.rowid] -= weight * anchor.score
+    # Memories found through tags alone score their boost: only the best `want` can place.
     status = "" if filters.include_inactive else " AND d.record_status = 'active'"
-    rows = conn.execute(
-        f"SELECT {_HIT_COLUMNS} FROM documents d WHERE d.rowid IN ({','.join('?' * len(best))}){status}{where}",
-        (*best, *args),
+    for rowid, extra in boost.items():
+        by_rowid[rowid].score += extra
+    by_rowid.update((h.rowid, h) for h in _tag_only(conn, lend, by_rowid, want, status + where, args))
+    return sorted(by_rowid.values(), key=_rank_key)
+
+
+def _tag_only(
+    conn: sqlite3.Connection, lend: dict[str, float], seen: dict[int, Hit], want: int, where: str, args: list[object]
+) -> list[Hit]:
+    """The `want` memories outside `seen` with the largest boost that pass the filters
+    `where`, scored by their boost. Summed without the filters first (cheap); when those
+    filter out too many, again with the filters inside SQL."""
+    limit = len(seen) + 2 * want
+    ranked = _tag_boosts(conn, lend, "1", [], limit=limit)
+    fresh = {d: b for d, b in ranked if d not in seen}
+    rows = _documents(conn, fresh, where, args)
+    if len(rows) < want and len(ranked) == limit:
+        unseen = f"d.rowid NOT IN {_IN}{where}"
+        fresh = dict(_tag_boosts(conn, lend, unseen, [_json_list(seen), *args], limit=want, join=True))
+        rows = _documents(conn, fresh)
+    return [_hit(r, fresh[r[0]]) for r in rows]
+
+
+def _tag_boosts(
+    conn: sqlite3.Connection, lend: dict[str, float], condition: str, args: list[object],
+    limit: int = -1, join: bool = False,
+) -> list[tuple[int, float]]:
+    """(memory, sum of what its tags lend), largest first, summed by SQLite."""
+    values = ",".join(["(?,?)"] * len(lend))
+    documents = " JOIN documents d ON d.rowid = t.doc" if join else ""
+    return conn.execute(
+        f"WITH w(tag, lend) AS (VALUES {values}) SELECT t.doc, sum(w.lend) AS b FROM w"
+        f" JOIN tag_index t ON t.tag = w.tag{documents} WHERE {condition} GROUP BY t.doc ORDER BY b DESC, t.doc LIMIT ?",
+        (*(x for item in lend.items() for x in item), *args, limit),
     ).fetchall()
-    rows.sort(key=lambda r: (-weight[r[0]], r[1]))
-    return [_hit(r, 0.0) for r in rows[:want]]
 
 
 def coverage(
@@ -414,8 +471,8 @@ def coverage(
     # A replacement found through a retired memory is judged by the words that found it.
     by_rowid = {hit.via or hit.rowid: hit for hit in hits}
     rows = conn.execute(
-        f"SELECT rowid, title, tags, body, kind FROM fts WHERE rowid IN ({','.join('?' * len(by_rowid))})",
-        list(by_rowid),
+        f"SELECT rowid, title, tags, body, kind FROM fts WHERE rowid IN {_IN}",
+        (_json_list(by_rowid),),
     ).fetchall()
     scratch = _scratch()
     scratch.execute("DELETE FROM h")

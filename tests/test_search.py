@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sqlite3
 from datetime import datetime, timezone
 
 import pytest
@@ -490,29 +491,108 @@ class TestReplacements:
         assert [h.path for h in hits] == ["decisions/k8s-cronjobs.json"]
 
 
-class TestTagNeighbours:
-    """On-demand search fills weak places with memories that share rare tags with the top hits."""
+class TestTagRelated:
+    """On-demand search (`related=True`): memories tagged like the best matches gain score."""
+
+    @staticmethod
+    def _results(root: Path, text: str, **kw: object) -> tuple[list[Hit], list[Hit]]:
+        from memindex.config import Config
+
+        sync(root, Config())
+        conn = index.open_reader(root)
+        try:
+            return search(conn, text, **kw), search(conn, text, related=True, **kw)  # type: ignore[arg-type]
+        finally:
+            conn.close()
+
+    @staticmethod
+    def _others(root: Path, n: int = 6, tag: str | None = None) -> None:
+        for i in range(n):
+            write_mem(root, "runbook", f"other-{i}", f"Unrelated runbook {i}", [tag or f"topic{i}"],
+                      {"trigger": "something else", "steps": ["do it"]})
 
     def test_a_memory_in_other_words_joins_through_its_tags(self, memory_root: Path) -> None:
-        from memindex.config import Config
-        from memindex.index import open_reader
-        from memindex.query import search
-        from memindex.sync import sync
-
         write_mem(memory_root, "decision", "redis-cache", "Cache availability in Redis", ["caching", "redis"],
                   {"status": "accepted", "context": "slot availability is cached", "decision": "ttl 60 s"})
         write_mem(memory_root, "constraint", "eviction", "Eviction policy allkeys-lru", ["redis"],
                   {"kind": "technical", "rule": "memory limit 1 GB", "severity": "medium"})
-        for i in range(6):
-            write_mem(memory_root, "runbook", f"other-{i}", f"Unrelated runbook {i}", [f"topic{i}"],
-                      {"trigger": "something else", "steps": ["do it"]})
-        sync(memory_root, Config())
-        conn = open_reader(memory_root)
+        self._others(memory_root)
+        plain, related = self._results(memory_root, "availability cache", limit=5)
+        assert [h.path for h in plain] == ["decisions/redis-cache.json"]
+        assert [h.path for h in related] == ["decisions/redis-cache.json", "constraints/eviction.json"]
+        # Found through its tag, not its words: ranked below the match that lent it.
+        assert 0 < related[1].score < related[0].score == plain[0].score
+
+    def test_a_shared_rare_tag_lifts_a_weak_match_over_an_unrelated_one(self, memory_root: Path) -> None:
+        write_mem(memory_root, "decision", "pgbouncer", "PgBouncer transaction pooling for Postgres", ["databases", "ops-db"],
+                  {"status": "accepted", "context": "too many connections", "decision": "pool in transaction mode"})
+        # Two weak word matches; the unrelated one is the stronger ("connections" twice), the
+        # other shares a tag (not a query word) with the best match.
+        write_mem(memory_root, "runbook", "pool-errors", "Night alerts", ["ops-db"],
+                  {"trigger": "connections pile up at night", "steps": ["look at the graphs"]})
+        write_mem(memory_root, "runbook", "night-alerts", "Night alerts", ["alerting"],
+                  {"trigger": "connections and more connections pile up at night", "steps": ["look at the graphs"]})
+        self._others(memory_root, n=12)  # "connections" in 3 of 15: a word that counts
+        plain, related = self._results(memory_root, "pgbouncer transaction pooling connections", limit=3)
+        assert [h.path for h in plain] == ["decisions/pgbouncer.json", "runbooks/night-alerts.json", "runbooks/pool-errors.json"]
+        assert [h.path for h in related] == ["decisions/pgbouncer.json", "runbooks/pool-errors.json", "runbooks/night-alerts.json"]
+
+    def test_tags_on_many_memories_relate_nothing(self, memory_root: Path) -> None:
+        write_mem(memory_root, "decision", "redis-cache", "Cache availability in Redis", ["backend"],
+                  {"status": "accepted", "context": "slot availability is cached"})
+        write_mem(memory_root, "constraint", "eviction", "Eviction policy allkeys-lru", ["backend"],
+                  {"kind": "technical", "rule": "memory limit 1 GB"})
+        self._others(memory_root, n=4, tag="backend")  # on 6 of 10 memories: not a topic
+        self._others(memory_root, n=4)
+        plain, related = self._results(memory_root, "availability cache", limit=5)
+        assert [(h.path, h.score) for h in related] == [(h.path, h.score) for h in plain]
+
+    def test_filters_and_status_hold_for_memories_found_through_tags(self, memory_root: Path) -> None:
+        write_mem(memory_root, "decision", "redis-cache", "Cache availability in Redis", ["caching", "redis"],
+                  {"status": "accepted", "context": "slot availability is cached"})
+        write_mem(memory_root, "constraint", "eviction", "Eviction policy allkeys-lru", ["redis"],
+                  {"kind": "technical", "rule": "memory limit 1 GB"})
+        write_mem(memory_root, "runbook", "old-flush", "Flush keys by hand", ["redis"],
+                  {"trigger": "stale keys", "steps": ["FLUSHDB"]}, record_status="retired",
+                  retired_at="2026-01-01T00:00:00Z", retired_reason="obsolete")
+        self._others(memory_root, n=12)  # "redis" on 3 of 15: a topic
+        _, related = self._results(memory_root, "availability cache", limit=5)
+        # The active neighbour comes through its tag; the retired one never does.
+        assert [h.path for h in related] == ["decisions/redis-cache.json", "constraints/eviction.json"]
+        _, only_decisions = self._results(memory_root, "availability cache", limit=5, filters=Filters(categories=("decision",)))
+        assert [h.path for h in only_decisions] == ["decisions/redis-cache.json"]
+
+    def test_a_filter_that_hides_the_strongest_neighbours_still_finds_the_rest(self, memory_root: Path) -> None:
+        write_mem(memory_root, "decision", "redis-cache", "Cache availability in Redis", ["caching", "redis"],
+                  {"status": "accepted", "context": "slot availability is cached"})
+        for i in range(6):  # the strongest neighbours (both tags), all outside the filter
+            write_mem(memory_root, "constraint", f"limit-{i}", f"Memory limit {i}", ["caching", "redis"], {"rule": "1 GB"})
+        write_mem(memory_root, "decision", "redis-ops", "Managed service for the store", ["redis"],
+                  {"status": "accepted", "context": "we do not run it ourselves"})
+        self._others(memory_root, n=24)  # "redis" on 8 of 32: a topic
+        _, related = self._results(memory_root, "availability cache", limit=3, filters=Filters(categories=("decision",)))
+        assert [h.path for h in related] == ["decisions/redis-cache.json", "decisions/redis-ops.json"]
+
+
+@pytest.mark.skipif(not hasattr(sqlite3.Connection, "setlimit"), reason="Connection.setlimit needs Python 3.11")
+def test_long_result_lists_do_not_depend_on_sqlites_variable_limit(memory_root: Path) -> None:
+    """Builds of SQLite cap bound variables (999 in older ones, 32766 by default): a search
+    for hundreds of results, with tag-related memories, must not bind one per memory."""
+    from memindex.config import Config
+
+    for i in range(400):
+        write_mem(memory_root, "runbook", f"deploy-{i}", f"Deploy step {i}", [f"area{i % 40}", "deploy"],
+                  {"trigger": f"rollout of service {i} " + "canary " * (i % 7), "steps": ["roll out"]})
+    sync(memory_root, Config())
+    results = []
+    for variables in (None, 99):  # a connection each: prepared statements are cached per connection
+        conn = index.open_reader(memory_root)
         try:
-            plain = [h.path for h in search(conn, "availability cache", limit=5)]
-            related = search(conn, "availability cache", limit=5, related=True)
+            if variables:
+                conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, variables)
+            results.append([(h.path, h.score) for h in search(conn, "canary rollout", limit=300, related=True)])
         finally:
             conn.close()
-        assert plain == ["decisions/redis-cache.json"]
-        assert [h.path for h in related] == ["decisions/redis-cache.json", "constraints/eviction.json"]
-        assert related[1].score == 0.0  # found through its tag, not its words
+    unlimited, limited = results
+    assert len(unlimited) == 300 and len({p for p, _ in unlimited}) == 300
+    assert limited == unlimited
