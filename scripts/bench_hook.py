@@ -5,7 +5,8 @@
 
 For each store size: p50/p95 of `hooks/memindex_hook.py prompt` run as Claude Code runs it
 (a new process, JSON on stdin), the floor `python -c "import sqlite3, json"` measured in the
-same run with the same interpreter, the reference documents' rebuild-per-prompt design
+same run with the same interpreter (the floor and every size interleaved run by run, after
+the stores are built and flushed), the ratio of each size to 10k, the reference documents' rebuild-per-prompt design
 (scripts/reference_hook.py) at 1k and 10k, memory files opened per prompt (counted with an
 audit hook, and with strace when it is installed), and the import time of the hook's modules.
 """
@@ -66,11 +67,11 @@ def run(cmd: list[str], stdin: bytes, env: dict) -> float:
     return time.perf_counter() - start
 
 
-def series(cmds: list[list[str]], payloads: list[bytes], env: dict, runs: int) -> list[tuple[float, float]]:
-    """p50/p95 of each command, their runs interleaved so that drift hits all alike."""
-    times: list[list[float]] = [[] for _ in cmds]
+def series(jobs: list[tuple[list[str], list[bytes]]], env: dict, runs: int) -> list[tuple[float, float]]:
+    """p50/p95 of each (command, payloads), their runs interleaved so that drift hits all alike."""
+    times: list[list[float]] = [[] for _ in jobs]
     for i in range(runs):
-        for cmd, samples in zip(cmds, times):
+        for (cmd, payloads), samples in zip(jobs, times):
             samples.append(run(cmd, payloads[i % len(payloads)], env))
     return [(statistics.median(t), sorted(t)[min(len(t) - 1, int(len(t) * 0.95))]) for t in times]
 
@@ -107,34 +108,37 @@ def main(argv: list[str] | None = None) -> int:
     compileall.compile_dir(str(REPO / "memindex"), quiet=1)  # as `pip install` does; PYTHONDONTWRITEBYTECODE may be set
     env = dict(os.environ, PYTHONPATH=str(REPO))  # the floor and the reference design see the same environment
     floor = [sys.executable, "-c", "import sqlite3, json"]
-    rows, opened = [], []
-    hook_p50: dict[int, float] = {}
+    rows = []
     with tempfile.TemporaryDirectory(prefix="memindex-hookbench-") as tmp:
-        for n in args.sizes:
+        payloads: dict[int, list[bytes]] = {}
+        for n in args.sizes:  # every store first: the sizes are then timed side by side
             project = Path(tmp) / f"p{n}"
             gen_store.generate(project, n, seed=n)
-            root = project / ".claude" / "memory"
-            sync(root, Config())
-            os.sync()  # the store's writeback must not run into the timings
-            time.sleep(2)
-            payloads = [json.dumps({"prompt": p, "cwd": str(project), "session_id": "b", "hook_event_name": "UserPromptSubmit"}).encode() for p in PROMPTS]
-            (f50, f95), (h50, h95) = series([floor, hook_command()], payloads, env, args.runs)
-            hook_p50[n] = h50
+            sync(project / ".claude" / "memory", Config())
+            payloads[n] = [json.dumps({"prompt": p, "cwd": str(project), "session_id": "b", "hook_event_name": "UserPromptSubmit"}).encode()
+                           for p in PROMPTS]
+            print(f"{n}: store ready", file=sys.stderr)
+        os.sync()  # the stores' writeback must not run into the timings
+        time.sleep(2)
+        # One series: the floor and the hook at every size, interleaved run by run, so that
+        # drift of the machine hits every cell alike (the targets compare cells).
+        jobs = [(floor, payloads[args.sizes[0]])] + [(hook_command(), payloads[n]) for n in args.sizes]
+        (f50, f95), *hooks = series(jobs, env, args.runs)
+        hook_p50 = {n: h[0] for n, h in zip(args.sizes, hooks)}
+        for n, (h50, h95) in zip(args.sizes, hooks):
             ref = "-"
             if n <= args.reference_max:
-                ((r50, r95),) = series([[sys.executable, str(HERE / "reference_hook.py")]], payloads, env, max(10, args.runs // 4))
+                ((r50, r95),) = series([([sys.executable, str(HERE / "reference_hook.py")], payloads[n])], env, max(10, args.runs // 4))
                 ref = f"{r50 * 1000:.0f} / {r95 * 1000:.0f} ms ({r50 / f50:.1f}x floor)"
             vs_10k = f"{h50 / hook_p50[10_000]:.2f}x" if n > 10_000 and 10_000 in hook_p50 else "-"
-            audit, strace = opened_files(project, payloads[3], env)
-            opened.append((n, audit, strace))
+            audit, strace = opened_files(Path(tmp) / f"p{n}", payloads[n][3], env)
             rows.append([f"{n:,}", f"{f50 * 1000:.1f} / {f95 * 1000:.1f} ms", f"{h50 * 1000:.1f} / {h95 * 1000:.1f} ms",
                          f"{h50 / f50:.2f}x", vs_10k, ref, f"{audit} (strace: {strace})"])
-            print(f"{n}: done", file=sys.stderr)
-            shutil.rmtree(project)
     print(table(["memories", "floor p50/p95", "memindex hook p50/p95", "hook / floor", "hook / hook at 10k",
                  "rebuild-per-prompt p50/p95", "memory files opened"], rows))
     print(f"\nimport time of the hook's modules: {import_ms(env):.1f} ms (python -X importtime, bytecode compiled)")
-    print(f"{args.runs} runs per cell, floor and hook interleaved, prompts from scripts/prompts.txt, interpreter {sys.executable}")
+    print(f"{args.runs} runs per cell; the floor and every size interleaved run by run (one floor for all sizes);"
+          f" prompts from scripts/prompts.txt; interpreter {sys.executable}")
     print(f"hook command (from hooks/hooks.json): {' '.join(hook_command())}")
     return 0
 
