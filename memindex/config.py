@@ -9,7 +9,9 @@ import json
 import math
 import os
 
-from .defaults import CATEGORIES, CONFIG_FILE, DEFAULT_CATEGORY_DESCRIPTIONS
+from . import rootfs
+from .defaults import CATEGORIES, CONFIG_FILE, CONFIG_MAX_BYTES, DEFAULT_CATEGORY_DESCRIPTIONS
+from .errors import UnsafeFile
 
 
 def short(value: object, limit: int = 60) -> str:
@@ -165,14 +167,13 @@ def load_config(root: str | os.PathLike[str]) -> Config:
     """Read `<root>/memory-config.json`; a missing file is the defaults, a broken one warns."""
     path = os.path.join(root, CONFIG_FILE)
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(1_048_577)
-    except FileNotFoundError:
-        return Config()
+        raw = rootfs.read(path, CONFIG_MAX_BYTES)
+    except UnsafeFile as exc:
+        return Config(warnings=[f"{exc}; using defaults"])
     except OSError as exc:
         return Config(warnings=[f"{path}: cannot read ({exc.strerror}); using defaults"])
-    if len(raw) > 1_048_576:
-        return Config(warnings=[f"{path}: larger than 1 MiB; using defaults"])
+    if raw is None:
+        return Config()
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:

@@ -14,9 +14,24 @@ INDEX_VERSION = 9
 MEMORY_DIR = (".claude", "memory")
 INDEX_FILE = ".index.db"
 LOCK_FILE = ".index.lock"
+WAIT_FILE = ".sync.wait"  # held by the one background sync waiting for the lock
 WATCH_MARKER = ".watch.pid"
 INDEX_MD = "index.md"
 CONFIG_FILE = "memory-config.json"
+CONFIG_MAX_BYTES = 1_048_576
+SPAWN_MARKER = ".sync.spawned"  # the hooks' last background sync start (single flight)
+LOG_FILE = ".memindex.log"  # stderr of background syncs
+
+# The hooks (Claude Code runs them with a 10 s timeout of its own).
+HOOK_MAX_STDIN = 16 * 1024 * 1024
+HOOK_BUDGET_S = 5.0  # past this the hook gives up silently
+SPAWN_GUARD_S = 10.0  # at most one background sync started per root in this window
+LOG_MAX_BYTES = 1_000_000  # the log is rotated once past this
+# No cold start: with no usable index, a store of at most this many memory files is
+# indexed in the foreground (about 0.2 s per 1,000 files), within this budget; a larger
+# one, or one that overruns, goes on in the background as before.
+COLD_SYNC_MAX_FILES = 5_000
+COLD_SYNC_BUDGET_S = 3.0
 
 # folder -> category, in the order the reference system lists them
 FOLDERS: dict[str, str] = {
@@ -42,21 +57,18 @@ CATEGORY_PRIORITY: dict[str, int] = {
 RECORD_STATUSES = ("active", "retired", "archived")
 
 TITLE_MAX = 120
-TAGS_MAX = 12
+TAGS_MAX = 12  # shown per memory
+# Bounds on what a memory file may make memindex do (a file is untrusted input).
+TAGS_INDEX_MAX = 64  # tags indexed per memory; more are reported and dropped
+TAG_MAX_CHARS = 100
+JSON_MAX_DEPTH = 32  # memories nest 4 levels; 600 levels crashed recursive code
+JSON_MAX_DIGITS = 64  # a 4,301-digit integer made json.loads raise ValueError
 
 # FTS5 tokenizer: chosen by measurement (docs/evaluation.md). Identifiers are not glued by
 # tokenchars; the query side turns `user_id` into the phrase "user id" instead, which keeps
 # plain-language recall (SciFact) and finds the identifier.
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 
-# Exit codes of the CLI (documented in the README).
-EXIT_OK = 0
-EXIT_PROBLEMS = 1  # validate found invalid files; a command failed on bad input
-EXIT_USAGE = 2
-EXIT_LOCKED = 3  # the writer lock could not be taken in time
-EXIT_NO_INDEX = 4  # a reader found no usable index
-EXIT_NO_ROOT = 5  # no memory root found
-EXIT_CONFLICT = 6  # update --expect-hash: the file changed underneath
 
 # Defaults of memory-config.json. Each leaf is (default, checker); config.py validates a
 # user's file against this tree and falls back to the default, with one warning, per bad key.
@@ -95,4 +107,74 @@ CATEGORY_WORDS: dict[str, str] = {
     "constraint": "constraint limitation",
     "tech_debt": "tech debt",
     "preference": "preference convention",
+}
+
+# --- The write path (memindex.write) ---------------------------------------------------
+MAX_CHANGES = 50  # entries kept in a memory's `changes` history (the oldest go first)
+MAX_REASON = 500  # characters of a change summary or a retire/archive reason
+ID_MAX = 80  # characters of a memory id (a slug)
+TEMP_MAX_AGE_S = 3600  # gc removes crashed writers' temp files older than this
+DEFAULT_GRACE_DAYS = 30  # delete.grace_period_days of a hand-built Config that has no usable one
+# Candidate selection (`memindex candidate`): the calibration is in memindex/write/candidate.py.
+UPDATE_THRESHOLD = 0.70  # match (containment + title overlap, 0..2) from which new text updates a memory
+NOOP_THRESHOLD = 0.95  # exact containment from which the memory already says it all
+CANDIDATE_POOL = 5  # best BM25 hits looked at
+NO_DELETE = frozenset({"decision", "preference", "session_summary"})  # history: updated, never deleted
+# The content keys `candidate` shows of a memory, per category.
+KEY_FIELDS: dict[str, tuple[str, ...]] = {
+    "session_summary": ("goal", "outcome", "in_progress", "next_actions"),
+    "decision": ("status", "decision"),
+    "runbook": ("trigger", "steps"),
+    "constraint": ("kind", "rule", "severity"),
+    "tech_debt": ("status", "priority", "description"),
+    "preference": ("topic", "value", "strength"),
+}
+# The order of keys in a file memindex writes (unknown keys follow, as they came).
+KEY_ORDER = (
+    "schema_version", "category", "id", "title", "created_at", "updated_at", "tags", "content",
+    "related_files", "confidence", "record_status", "changes", "times_updated",
+    "retired_at", "retired_reason", "archived_at", "archived_reason",
+)
+IMMUTABLE = ("created_at", "schema_version", "category", "id")  # an update may not change these
+MANAGED = (  # set by memindex only, never by an update
+    "updated_at", "times_updated", "changes", "record_status",
+    "retired_at", "retired_reason", "archived_at", "archived_reason",
+)
+LIFECYCLE_FIELDS = ("retired_at", "retired_reason", "archived_at", "archived_reason")
+
+# --- The watcher (memindex.watch); chosen on scripts/bench_watch.py, see docs/benchmarks.md ---
+WAIT_SLICE_S = 0.25  # the main loop looks at the stop flag at least this often
+CHECK_S = 2.0  # periodic check: root, index, marker, observer
+MAX_DELAY_MIN_S = 2.0  # a continuous stream of events still syncs at least this often...
+MAX_DELAY_FACTOR = 10.0  # ...or every 10 x debounce, whichever is longer
+TARGETED_MAX = 256  # more modified files than this: a full sync (one walk) instead
+SYNC_LOCK_TIMEOUT_MAX_S = 2.0  # wait for another writer at most this long, then retry later
+RETRY_MAX_S = 30.0  # a failing sync is retried after a doubling delay, at most this long
+POLL_CPU_BUDGET = 0.01  # a poll scan may use at most this share of one core...
+POLL_WALL_BUDGET = 0.10  # ...and take at most this share of the time (slow network stats)
+POLL_DEBOUNCE_S = 0.05  # polled events come all at once, once per scan: no need to wait long
+# File systems where inotify (or the platform's native API) misses changes made elsewhere:
+# on the Windows side of WSL, on another machine, on the host of a VM or container.
+POLLING_FS: dict[str, str] = {
+    "9p": "9p (WSL 2 /mnt drives, VM shares)",
+    "drvfs": "drvfs (WSL /mnt drives)",
+    "cifs": "CIFS/SMB network share",
+    "smb3": "SMB network share",
+    "smbfs": "SMB network share",
+    "nfs": "NFS network share",
+    "nfs4": "NFS network share",
+    "afs": "AFS network file system",
+    "ceph": "CephFS network file system",
+    "glusterfs": "GlusterFS network file system",
+    "fuse.glusterfs": "GlusterFS network file system",
+    "lustre": "Lustre network file system",
+    "vboxsf": "VirtualBox shared folder",
+    "vmhgfs": "VMware shared folder",
+    "fuse.vmhgfs-fuse": "VMware shared folder",
+    "fuse.sshfs": "sshfs remote folder",
+    "sshfs": "sshfs remote folder",
+    "fuse.grpcfuse": "Docker Desktop file sharing",
+    "fuse.osxfs": "Docker Desktop file sharing",
+    "fakeowner": "Docker Desktop file sharing",
+    "prl_fs": "Parallels shared folder",
 }

@@ -9,14 +9,22 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import sys
 import time
 
-MAX_STDIN = 16 * 1024 * 1024
-BUDGET_S = 5.0  # past this the hook gives up silently (Claude Code's own timeout is longer)
-SPAWN_GUARD_S = 10.0  # at most one background sync started per root in this window
-SPAWN_MARKER = ".sync.spawned"
-LOG_FILE = ".memindex.log"
+from .defaults import (
+    COLD_SYNC_BUDGET_S,
+    COLD_SYNC_MAX_FILES,
+    FOLDERS,
+    HOOK_BUDGET_S as BUDGET_S,
+    HOOK_MAX_STDIN as MAX_STDIN,
+    LOG_FILE,
+    LOG_MAX_BYTES,
+    SPAWN_GUARD_S,
+    SPAWN_MARKER,
+)
+from .errors import UnsafeFile
 
 
 class Quiet(Exception):
@@ -48,21 +56,66 @@ def _payload(raw: bytes) -> dict:
 
 
 def _root_for(path: object):
+    from .errors import UntrustedRoot
     from .paths import RootNotFound, find_root
 
     if not isinstance(path, str) or not path or "\x00" in path:
         path = os.getcwd()
     try:
         return find_root(path)
+    except UntrustedRoot as exc:
+        raise Quiet(str(exc)) from None
     except (RootNotFound, OSError):
         raise Quiet(f"no .claude/memory above {_short(path)}") from None
+
+
+def _sync_command(root, paths: list[str] | None, lock_timeout: float, rebuild: bool = False) -> tuple[list[str], dict]:
+    """`python -m memindex sync` for this package, whatever the hook's own sys.path."""
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = package_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    cmd = [sys.executable, "-m", "memindex", "--root", str(root), "rebuild" if rebuild else "sync", "--quiet",
+           "--lock-timeout", str(lock_timeout)]
+    if paths and not rebuild:
+        cmd.append("--coalesce")  # a burst of edits while the lock is held: one waiting sync, not one each
+    for rel in paths or ():
+        cmd += ["--path", rel]
+    return cmd, env
+
+
+def _start_sync(root, paths: list[str] | None, lock_timeout: float, rebuild: bool = False):
+    """A detached sync process (its own session: it outlives the hook), stderr to the log."""
+    import subprocess
+
+    cmd, env = _sync_command(root, paths, lock_timeout, rebuild)
+    log = _open_log(os.path.join(root, LOG_FILE))
+    try:
+        return subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+            env=env, start_new_session=True, close_fds=True,
+        )
+    finally:
+        os.close(log)
+
+
+def _open_log(path: str) -> int:
+    """The background syncs' log, appended to (rotated once past LOG_MAX_BYTES)."""
+    from . import rootfs
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+    fd = rootfs.open_fd(path, flags, 0o644)
+    if os.fstat(fd).st_size > LOG_MAX_BYTES:
+        os.close(fd)
+        os.replace(path, path + ".1")  # renames the checked file itself, never a link's target
+        fd = rootfs.open_fd(path, flags, 0o644)
+    return fd
 
 
 def spawn_sync(root, paths: list[str] | None = None, lock_timeout: float = 0.0) -> None:
     """Start one detached `memindex sync` (single-flight: the lock, plus a short guard so a
     burst of prompts does not start a burst of processes)."""
     marker = os.path.join(root, SPAWN_MARKER)
-    from .watch_marker import watcher_pid
+    from .watch.marker import watcher_pid
 
     if watcher_pid(root) is not None:
         return  # `memindex watch` keeps this root fresh already
@@ -72,28 +125,63 @@ def spawn_sync(root, paths: list[str] | None = None, lock_timeout: float = 0.0) 
                 return
         except OSError:
             pass
-    import subprocess
-
-    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = package_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    cmd = [sys.executable, "-m", "memindex", "--root", str(root), "sync", "--quiet", "--lock-timeout", str(lock_timeout)]
-    for rel in paths or ():
-        cmd += ["--path", rel]
+    from . import rootfs
     try:
         if paths is None:
-            with open(marker, "w"):
-                pass
-        log_path = os.path.join(root, LOG_FILE)
-        if os.path.exists(log_path) and os.path.getsize(log_path) > 1_000_000:
-            os.replace(log_path, log_path + ".1")
-        with open(log_path, "ab") as log:
-            subprocess.Popen(
-                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
-                env=env, start_new_session=True, close_fds=True,
-            )
+            rootfs.write(marker, b"")
+        _start_sync(root, paths, lock_timeout)
+    except UnsafeFile as exc:
+        note(f"no background sync: {exc}")
     except OSError as exc:
         note(f"could not start a background sync: {exc.strerror or exc}")
+
+
+def _small_store(root) -> bool:
+    """At most COLD_SYNC_MAX_FILES memory files (counting stops there)."""
+    seen = 0
+    for folder in FOLDERS:
+        try:
+            with os.scandir(os.path.join(root, folder)) as entries:
+                for entry in entries:
+                    seen += entry.name.endswith(".json")
+                    if seen > COLD_SYNC_MAX_FILES:
+                        return False
+        except OSError:
+            continue
+    return True
+
+
+def build_missing_index(root, rebuild: bool = False) -> bool:
+    """No cold start: index a small store in the foreground within COLD_SYNC_BUDGET_S.
+    Returns whether the index is now there; an overrunning sync goes on in the background."""
+    if not _small_store(root):
+        if rebuild:
+            try:
+                _start_sync(root, None, lock_timeout=30.0, rebuild=True)
+            except (OSError, UnsafeFile) as exc:
+                note(f"could not start a rebuild: {exc}")
+        else:
+            spawn_sync(root)
+        note("a background sync was started")
+        return False
+    import subprocess
+
+    try:
+        proc = _start_sync(root, None, lock_timeout=COLD_SYNC_BUDGET_S, rebuild=rebuild)
+    except UnsafeFile as exc:
+        note(f"no sync: {exc}")
+        return False
+    except OSError as exc:
+        note(f"could not start a sync: {exc.strerror or exc}")
+        return False
+    try:
+        if proc.wait(timeout=COLD_SYNC_BUDGET_S) == 0:
+            return True
+        note(f"the sync failed (see {LOG_FILE})")
+        return False
+    except subprocess.TimeoutExpired:
+        note(f"the first sync takes longer than {COLD_SYNC_BUDGET_S:g} s; it goes on in the background")
+        return False
 
 
 def on_prompt(data: dict) -> str:
@@ -109,37 +197,55 @@ def on_prompt(data: dict) -> str:
     cfg = load_config(root)
     for warning in cfg.warnings:
         note(f"config: {warning}")
-    from .query import auto_inject, needs_context, wants_injection
+    from .inject import needs_context, wants_injection
 
     if not wants_injection(prompt, cfg):
         return ""
+    turns: list[str] = []
+    if needs_context(prompt, cfg):
+        from .transcript import recent_user_turns
+
+        turns = recent_user_turns(
+            data.get("transcript_path"),
+            max_turns=cfg["retrieval.transcript_context.max_turns"],
+            tail_bytes=cfg["retrieval.transcript_context.tail_bytes"],
+            skip=prompt,
+        )
     from . import index
 
     try:
-        conn = index.open_reader(root, busy_ms=1000)
+        hits = _answer(root, prompt, cfg, turns)
     except index.IndexUnavailable as exc:
-        spawn_sync(root)
-        raise Quiet(f"{exc}; a background sync was started") from None
-    try:
-        if index.is_stale(conn, root):
-            spawn_sync(root)
-        turns: list[str] = []
-        if needs_context(prompt, cfg):
-            from .transcript import recent_user_turns
-
-            turns = recent_user_turns(
-                data.get("transcript_path"),
-                max_turns=cfg["retrieval.transcript_context.max_turns"],
-                tail_bytes=cfg["retrieval.transcript_context.tail_bytes"],
-                skip=prompt,
-            )
-        hits = auto_inject(conn, prompt, cfg, turns=turns)
-    finally:
-        conn.close()
+        if not build_missing_index(root):
+            raise Quiet(str(exc)) from None
+        hits = _answer(root, prompt, cfg, turns)
+    except sqlite3.DatabaseError as exc:
+        if not index.is_corruption(exc):
+            raise
+        # Damaged pages past the header: readers cannot see it on opening, so the repair
+        # starts here, instead of the hook staying silent on every prompt.
+        note(f"the index is damaged ({exc})")
+        if not build_missing_index(root, rebuild=True):
+            raise Quiet("a rebuild was started") from None
+        hits = _answer(root, prompt, cfg, turns)
     from .render import memory_context
     from .paths import display_prefix
 
     return memory_context(hits, display_prefix(root))
+
+
+def _answer(root, prompt: str, cfg, turns: list[str]) -> list:
+    """What to inject, from a read-only connection (a stale index is refreshed for next time)."""
+    from . import index
+    from .inject import auto_inject
+
+    conn = index.open_reader(root, busy_ms=1000)
+    try:
+        if index.is_stale(conn, root):
+            spawn_sync(root)
+        return auto_inject(conn, prompt, cfg, turns=turns)
+    finally:
+        conn.close()
 
 
 def on_post_tool_use(data: dict) -> str:
@@ -153,8 +259,6 @@ def on_post_tool_use(data: dict) -> str:
     path = os.path.abspath(path)
     root = _root_for(os.path.dirname(path))
     rel = os.path.relpath(path, root).replace(os.sep, "/")
-    from .defaults import FOLDERS
-
     if rel.startswith("..") or rel.split("/")[0] not in FOLDERS or rel.count("/") != 1:
         return ""
     spawn_sync(root, [rel], lock_timeout=30.0)
@@ -165,30 +269,30 @@ def on_session_start(data: dict) -> str:
     """SessionStart: refresh the index in the background; optionally name the latest
     session summaries (passive recall, off by default: see docs/evaluation.md)."""
     root = _root_for(data.get("cwd"))
-    spawn_sync(root)
+    from . import index
+
+    try:
+        index.open_reader(root, busy_ms=1000).close()
+    except index.IndexUnavailable:
+        build_missing_index(root)
+    else:
+        spawn_sync(root)
     from .config import load_config
 
     cfg = load_config(root)
     count = cfg["retrieval.session_start.inject_recent"]
     if count <= 0 or not cfg["retrieval.enabled"]:
         return ""
-    from . import index
-    from .query import Hit
-    from .render import memory_context
     from .paths import display_prefix
+    from .query import latest
+    from .render import memory_context
 
     try:
         conn = index.open_reader(root, busy_ms=1000)
     except index.IndexUnavailable as exc:
         raise Quiet(str(exc)) from None
     with conn:
-        rows = conn.execute(
-            "SELECT rowid, path, id, category, title, tags, updated_at FROM documents"
-            " WHERE category = 'session_summary' AND record_status = 'active'"
-            " ORDER BY updated_at DESC LIMIT ?",
-            (count,),
-        ).fetchall()
-    hits = [Hit(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6], "active", 0.0) for r in rows]
+        hits = latest(conn, "session_summary", count)
     return memory_context(hits, display_prefix(root))
 
 
@@ -215,8 +319,33 @@ def run(event: str, raw: bytes) -> str:
         note(f"{type(exc).__name__}: {_short(str(exc), 300)}")
     if _notes:
         line = "; ".join(_notes).replace("\n", " ").replace("\r", " ")
-        print(f"memindex hook: {line[:1000]}", file=sys.stderr)
+        _say(f"memindex hook: {line[:1000]}")
     return out
+
+
+def _say(line: str) -> None:
+    """One line on stderr, if stderr can take it (closed or full: the line is dropped)."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except Exception:
+        pass
+
+
+def _settle_streams() -> None:
+    """Flush stdout and stderr now; a stream that cannot be flushed (closed, a full pipe)
+    is swapped for /dev/null, so that the interpreter's own flush at exit cannot turn the
+    exit code into 120: the hook exits 0 whatever happened to its streams."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is None:
+            continue
+        try:
+            stream.flush()
+        except Exception:
+            try:
+                setattr(sys, name, open(os.devnull, "w"))
+            except OSError:
+                setattr(sys, name, None)
 
 
 def _disarm() -> None:
@@ -239,17 +368,15 @@ def main(argv: list[str] | None = None) -> int:
     except (ImportError, AttributeError, ValueError):
         pass  # no SIGALRM (Windows) or not the main thread
     try:
-        raw = sys.stdin.buffer.read(MAX_STDIN + 1)
+        raw = sys.stdin.buffer.read(MAX_STDIN + 1) if sys.stdin is not None else b""
         out = run(event, raw)
         _disarm()
         if out:
             sys.stdout.write(out)
             sys.stdout.flush()
     except BaseException as exc:  # noqa: BLE001  (KeyboardInterrupt, the alarm while reading)
-        try:
-            print(f"memindex hook: {type(exc).__name__}: {exc}", file=sys.stderr)
-        except Exception:
-            pass
+        _say(f"memindex hook: {type(exc).__name__}: {exc}")
+    _settle_streams()
     return 0
 
 

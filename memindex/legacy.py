@@ -6,13 +6,13 @@ they are the old system's, not memindex's.
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 from datetime import datetime, timezone
 
 from .defaults import CATEGORY_PRIORITY
-from .query import Hit
+from .hits import Hit
+from .index import reads
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
 # The 60 stop words of the investigation files plus the 4 two-letter additions (64).
@@ -61,7 +61,7 @@ def score_description(prompt_words: set[str], description_tokens: set[str]) -> i
 def _recent(updated_at: str, now: datetime) -> bool:
     try:
         when = datetime.fromisoformat(updated_at.replace("Z", "+00:00"))
-    except ValueError:
+    except (ValueError, OverflowError):
         return False
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
@@ -87,16 +87,15 @@ def match(
         return []
     desc_tokens = {c: tokenize(d) for c, d in (descriptions or {}).items()}
     scored = []
-    for rowid, mem_id, category, title, path, tags_json, updated in conn.execute(
-        "SELECT rowid, id, category, title, path, tags, updated_at FROM documents WHERE record_status = 'active'"
-    ):
-        tags = [t.strip().lower() for t in json.loads(tags_json)]
-        score = score_entry(words, title, set(tags))
-        if score > 0 and desc_tokens.get(category):
-            score += score_description(words, desc_tokens[category])
+    for row in reads.active_entries(conn):
+        hit = Hit.from_row(row, 0.0)
+        hit.tags = [t.strip().lower() for t in hit.tags]
+        score = score_entry(words, hit.title, set(hit.tags))
+        if score > 0 and desc_tokens.get(hit.category):
+            score += score_description(words, desc_tokens[hit.category])
         if score > 0:
-            hit = Hit(rowid, path, mem_id, category, title, tags, updated, "active", float(score))
-            scored.append((score, CATEGORY_PRIORITY.get(category, 10), hit))
+            hit.score = float(score)
+            scored.append((score, CATEGORY_PRIORITY.get(hit.category, 10), hit))
     scored.sort(key=lambda s: (-s[0], s[1]))
     final = []
     for rank, (score, prio, hit) in enumerate(scored):

@@ -6,17 +6,16 @@ Standard library only and no heavy imports: the prompt hook starts here.
 from __future__ import annotations
 
 import os
+import re
+import stat
 from collections import namedtuple
 
 from .defaults import FOLDERS, MEMORY_DIR
-
-
-class RootNotFound(Exception):
-    """No `.claude/memory` folder where one was expected."""
+from .errors import RootNotFound, UntrustedRoot
 
 
 def find_root(start: str | os.PathLike[str] | None = None, explicit: bool = False) -> str:
-    """The memory root for a path.
+    """The memory root for a path, checked for trust (`check_trust`).
 
     `start` may be the memory folder itself or a project containing `.claude/memory`. When
     it is not `explicit` (no --root), walk up from it to the first `.claude/memory`.
@@ -26,9 +25,11 @@ def find_root(start: str | os.PathLike[str] | None = None, explicit: bool = Fals
     while True:
         nested = os.path.join(folder, *MEMORY_DIR)
         if os.path.isdir(nested):
+            check_trust(folder)
             return nested
         if explicit:
             if os.path.isdir(folder) and _looks_like_memory_root(folder):
+                _check_dir(folder, os.stat(folder))
                 return folder
             break
         parent = os.path.dirname(folder)
@@ -37,6 +38,41 @@ def find_root(start: str | os.PathLike[str] | None = None, explicit: bool = Fals
         folder = parent
     where = f"in {base}" if explicit else f"in {base} or any parent"
     raise RootNotFound(f"no {'/'.join(MEMORY_DIR)} folder {where}")
+
+
+def check_trust(project: str) -> None:
+    """Raise UntrustedRoot unless the project folder, `.claude` and `.claude/memory` are
+    each owned by this user or root and writable by no one else (group write only for the
+    user's own group), and any of them that is a symbolic link stays inside the project.
+
+    A cloned repository can carry `.claude/memory -> ~/somewhere`; a project under /tmp can
+    belong to another user: in both, the files memindex would read and write are not the
+    user's to trust. An explicit `--root` at the memory folder itself is the user's choice."""
+    project_real = os.path.realpath(project)
+    _check_dir(project, os.stat(project))
+    path = project
+    for name in MEMORY_DIR:
+        path = os.path.join(path, name)
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            target = os.path.realpath(path)
+            if not inside(target, project_real):
+                raise UntrustedRoot(path, f"is a symbolic link to {target}, outside the project (use --root to mean it)")
+            _check_dir(path, st, link=True)
+            st = os.stat(target)
+        _check_dir(path, st)
+
+
+def _check_dir(path: str, st: os.stat_result, link: bool = False) -> None:
+    what = "link" if link else "folder"
+    if st.st_uid not in (os.geteuid(), 0):
+        raise UntrustedRoot(path, f"({what}) belongs to uid {st.st_uid}, not to this user")
+    if link:
+        return
+    if st.st_mode & stat.S_IWOTH:
+        raise UntrustedRoot(path, "is writable by every user")
+    if st.st_mode & stat.S_IWGRP and st.st_gid != os.getegid():
+        raise UntrustedRoot(path, f"is writable by group {st.st_gid}")
 
 
 def _looks_like_memory_root(folder: str) -> bool:
@@ -69,3 +105,31 @@ class FileStat(namedtuple("FileStat", "mtime_ns size ctime_ns")):
     @classmethod
     def of(cls, st: os.stat_result) -> "FileStat":
         return cls(st.st_mtime_ns, st.st_size, st.st_ctime_ns)
+
+
+_UNSAFE_IN_PATH = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"}  # controls, BiDi, spaces
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9._@+-]+/[A-Za-z0-9._@+-]+")  # the common case, checked at once
+
+
+def safe_relpath(prefix: str, rel: str) -> str | None:
+    """The shown path of a memory (`prefix` + `folder/name.json`), or None if `rel` could
+    leave the memory root or carries characters that could forge or disguise a line."""
+    if not rel or "\\" in rel or rel.startswith("/"):
+        return None
+    parts = rel.split("/")
+    if len(parts) != 2 or any(p in ("", ".", "..") for p in parts):
+        return None
+    if not _PLAIN_PATH.fullmatch(rel) and any(_category(ch) in _UNSAFE_IN_PATH for ch in rel):
+        return None
+    return prefix + rel
+
+
+def shown_path(rel: str) -> str:
+    """A relative path fit for one line of output: as it is, or quoted with escapes."""
+    return rel if rel.isprintable() else ascii(rel)
+
+
+def _category(ch: str) -> str:
+    import unicodedata  # only for the rare path that is not plain ASCII
+
+    return unicodedata.category(ch)

@@ -1,4 +1,4 @@
-"""The query engine shared by the hook, the CLI and the evaluation: terms -> FTS5 -> hits.
+"""The search engine shared by the hook, the CLI and the evaluation: terms -> FTS5 -> hits.
 
 User text never reaches FTS5 raw: every term is a double-quoted phrase of word characters
 (`"user id"`), so quotes, parentheses, `-`, `:`, `*`, `^` and AND/OR/NOT/NEAR are inert.
@@ -6,16 +6,14 @@ User text never reaches FTS5 raw: every term is a double-quoted phrase of word c
 
 from __future__ import annotations
 
-import json
 import math
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 
 from .config import DEFAULTS, Config
 from .defaults import (
     CATEGORIES,
-    CATEGORY_PRIORITY,
     COVERAGE_TERMS,
     DF_SAMPLE,
     KIND_WEIGHT,
@@ -28,8 +26,10 @@ from .defaults import (
     RELATED_ANCHORS,
     RELATED_DEPTH,
     RELATED_WEIGHT,
-    TOKENIZER,
 )
+from .hits import Hit, rank_key
+from .index import reads
+from .index.reads import Scratch
 from .text import Term, query_terms, valid_unicode
 
 
@@ -73,28 +73,6 @@ class Params:
         )
 
 
-class Hit:
-    """One ranked memory."""
-
-    __slots__ = (
-        "rowid", "path", "id", "category", "title", "tags", "updated_at", "record_status", "score", "coverage", "via",
-    )
-
-    def __init__(
-        self, rowid: int, path: str, id: str, category: str, title: str, tags: list[str],
-        updated_at: str, record_status: str, score: float, coverage: float | None = None,
-        via: int | None = None,
-    ) -> None:
-        self.rowid, self.path, self.id, self.category, self.title = rowid, path, id, category, title
-        self.tags, self.updated_at, self.record_status = tags, updated_at, record_status
-        self.score = score  # -bm25: higher is better
-        self.coverage = coverage  # share of the query's IDF mass this memory matches
-        self.via = via  # rowid of the retired memory this one replaces in the results
-
-    def __repr__(self) -> str:
-        return f"Hit({self.path!r}, score={self.score:.4g})"
-
-
 class QueryPlan:
     """The terms of one query with their document frequencies, and what FTS5 is asked."""
 
@@ -116,20 +94,6 @@ class QueryPlan:
         return " OR ".join(parts) if parts else None
 
 
-_SCRATCH: sqlite3.Connection | None = None
-
-
-def _scratch() -> sqlite3.Connection:
-    """A private in-memory FTS5 with the index's tokenizer, to re-check matches on a
-    handful of hits (exact FTS5 semantics, no second matcher to drift)."""
-    global _SCRATCH
-    if _SCRATCH is None:
-        conn = sqlite3.connect(":memory:", check_same_thread=False)
-        conn.execute(f"CREATE VIRTUAL TABLE h USING fts5(title, tags, body, kind, tokenize='{TOKENIZER}')")
-        _SCRATCH = conn
-    return _SCRATCH
-
-
 def _quote(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
@@ -137,13 +101,13 @@ def _quote(text: str) -> str:
 def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int | None = None) -> QueryPlan:
     """Terms, their document frequencies, and the bounded set actually queried."""
     terms = query_terms(text)[: params.max_terms * 2]
-    n_docs = _doc_count(conn) if n_docs is None else n_docs
+    n_docs = reads.doc_count(conn) if n_docs is None else n_docs
     plan = QueryPlan(terms, n_docs)
     # A term in more than `max_df_ratio` of the memories, or beyond the posting budget on
     # its own, is common: its IDF is small and its postings many. Counting stops there,
     # so planning costs at most `cap` rows a term however large the store.
     cap = min(max(1, int(n_docs * params.max_df_ratio)), params.max_postings) + 1
-    top_rowid = _top_rowid(conn)
+    top_rowid = reads.top_rowid(conn)
     for term in terms:
         quoted = _quote(term.text)
         if term.is_phrase or params.prefix_mode == "none" or len(term.parts[0]) < params.prefix_min_len:
@@ -182,24 +146,10 @@ def _count(conn: sqlite3.Connection, expression: str, cap: int, top_rowid: int) 
     DF_SAMPLE-th match falls (sync inserts in shuffled order, so rowids are an unbiased
     sample), and never counted past `cap`. Planning costs at most DF_SAMPLE rows a term."""
     sample = min(cap, DF_SAMPLE)
-    found, last = conn.execute(
-        "SELECT count(*), max(rowid) FROM (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?)", (expression, sample)
-    ).fetchone()
+    found, last = reads.sample_matches(conn, expression, sample)
     if found < sample or sample == cap:
         return found
     return min(cap, max(found, round(found * top_rowid / max(last, 1))))
-
-
-def _top_rowid(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT max(rowid) FROM documents").fetchone()
-    return row[0] or 0
-
-
-def _doc_count(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT value FROM meta WHERE key = 'doc_count'").fetchone()
-    if row is not None:
-        return int(json.loads(row[0]))
-    return conn.execute("SELECT count(*) FROM documents").fetchone()[0]
 
 
 class Filters:
@@ -226,46 +176,12 @@ class Filters:
 def _where(filters: Filters, now: datetime) -> tuple[str, list[object]]:
     """SQL for every filter but the record status (retired memories are needed to find
     their replacements; `search` drops them after)."""
-    clauses, args = [], []
-    if filters.categories:
-        clauses.append(f"d.category IN ({','.join('?' * len(filters.categories))})")
-        args.extend(filters.categories)
-    if filters.tag:
-        clauses.append("instr(d.tag_key, ?) > 0")
-        args.append("," + valid_unicode(filters.tag).lower().replace(",", " ") + ",")
-    for category, days in filters.retention_days:
-        cutoff = (now - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S")
-        clauses.append("NOT (d.category = ? AND d.updated_at != '' AND substr(d.updated_at, 1, 19) < ?)")
-        args.extend((category, cutoff))
-    return "".join(f" AND {c}" for c in clauses), args
-
-
-def _rank_key(hit: Hit) -> tuple[float, int, str]:
-    """Best score first; category priority only breaks ties (equal to 9 significant digits)."""
-    return (-float(f"{hit.score:.9g}"), CATEGORY_PRIORITY.get(hit.category, 99), hit.path)
-
-
-_HIT_COLUMNS = "d.rowid, d.path, d.id, d.category, d.title, d.tags, d.updated_at, d.record_status"
-
-
-_IN = "(SELECT value FROM json_each(?))"  # an IN list bound as one JSON array (`_json_list`)
-
-
-def _json_list(values: Iterable[object]) -> str:
-    """Any number of values as one bound parameter: SQLite builds cap bound variables
-    (999 in older ones), and a long search binds one per memory."""
-    return json.dumps(list(values))
-
-
-def _documents(conn: sqlite3.Connection, rowids: Iterable[int], where: str = "", args: Sequence[object] = ()) -> list[tuple]:
-    """The `_HIT_COLUMNS` of these memories that pass the filters `where`."""
-    return conn.execute(
-        f"SELECT {_HIT_COLUMNS} FROM documents d WHERE d.rowid IN {_IN}{where}", (_json_list(rowids), *args)
-    ).fetchall()
-
-
-def _hit(row: tuple, score: float, via: int | None = None) -> Hit:
-    return Hit(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), row[6], row[7], score, via=via)
+    tag_key = "," + valid_unicode(filters.tag).lower().replace(",", " ") + "," if filters.tag else None
+    cutoffs = [
+        (category, (now - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S"))
+        for category, days in filters.retention_days
+    ]
+    return reads.filter_sql(filters.categories, tag_key, cutoffs)
 
 
 def _replace_inactive(conn: sqlite3.Connection, hits: list[Hit], where: str, args: list[object]) -> list[Hit]:
@@ -276,24 +192,13 @@ def _replace_inactive(conn: sqlite3.Connection, hits: list[Hit], where: str, arg
     active = [h for h in hits if h.record_status == "active"]
     if not inactive:
         return active
-    refs = {
-        rowid: json.loads(raw)
-        for rowid, raw in conn.execute(
-            f"SELECT rowid, successors FROM documents WHERE successors IS NOT NULL"
-            f" AND rowid IN {_IN}",
-            (_json_list(h.rowid for h in inactive),),
-        )
-    }
+    refs = reads.successors(conn, (h.rowid for h in inactive))
     wanted = {ref for refs_ in refs.values() for ref in refs_}
     if not wanted:
         return active
     ids = [r for r in wanted if "/" not in r]
     paths = [r + ".json" for r in wanted if "/" in r]
-    found = conn.execute(
-        f"SELECT {_HIT_COLUMNS} FROM documents d WHERE d.record_status = 'active'"
-        f" AND (d.id IN ({','.join('?' * len(ids)) or 'NULL'}) OR d.path IN ({','.join('?' * len(paths)) or 'NULL'})){where}",
-        (*ids, *paths, *args),
-    ).fetchall()
+    found = reads.active_by_ref(conn, ids, paths, where, args)
     by_ref = {}
     for row in found:
         by_ref.setdefault(row[2], row)
@@ -306,7 +211,7 @@ def _replace_inactive(conn: sqlite3.Connection, hits: list[Hit], where: str, arg
                 continue
             hit = present.get(row[0])
             if hit is None:
-                present[row[0]] = hit = _hit(row, old.score, via=old.rowid)
+                present[row[0]] = hit = Hit.from_row(row, old.score, via=old.rowid)
                 active.append(hit)
             elif hit.score < old.score:
                 hit.score, hit.via = old.score, old.rowid
@@ -344,25 +249,18 @@ def search(
     if not (filters.categories or filters.tag or filters.retention_days):
         # Rank in FTS5 alone, then look the few winners up: joining every matching row
         # with `documents` before sorting costs more than the ranking itself.
-        ranked = conn.execute(
-            "SELECT rowid, bm25(fts, ?, ?, ?, ?) AS s FROM fts WHERE fts MATCH ? ORDER BY s LIMIT ?",
-            (*weights, match, fetch),
-        ).fetchall()
+        ranked = reads.rank(conn, match, weights, fetch)
         score = dict(ranked)
         if score:
-            rows = sorted((r + (score[r[0]],) for r in _documents(conn, score, where, args)), key=lambda r: r[8])
+            rows = sorted((r + (score[r[0]],) for r in reads.documents(conn, score, where, args)), key=lambda r: r[8])
         if len(rows) < want and len(ranked) == fetch:
             rows = []  # too many filtered out: rank with the filter inside SQL
     if not rows:
-        rows = conn.execute(
-            f"SELECT {_HIT_COLUMNS}, bm25(fts, ?, ?, ?, ?) AS s FROM fts JOIN documents d ON d.rowid = fts.rowid"
-            f" WHERE fts MATCH ?{where} ORDER BY s LIMIT ?",
-            (*weights, match, *args, fetch),
-        ).fetchall()
-    hits = [_hit(r, -r[8]) for r in rows]
+        rows = reads.rank_filtered(conn, match, weights, where, args, fetch)
+    hits = [Hit.from_row(r, -r[8]) for r in rows]
     if not filters.include_inactive:
         hits = _replace_inactive(conn, hits, where, args)
-    hits.sort(key=_rank_key)
+    hits.sort(key=rank_key)
     hits = hits[:depth]
     if related and hits:
         hits = _tag_related(conn, hits, limit, params.related_weight, plan.n_docs, where, args, filters)
@@ -393,7 +291,7 @@ def _tag_related(
     for anchor in anchors:
         tags = set(anchor.tags)
         for tag in tags - idf.keys():
-            (df,) = conn.execute("SELECT count(*) FROM (SELECT 1 FROM tag_index WHERE tag = ? LIMIT ?)", (tag, cap + 1)).fetchone()
+            df = reads.tag_count(conn, tag, cap + 1)
             idf[tag] = math.log(n_docs / df) if 0 < df <= cap else 0.0
         mass = sum(idf[t] for t in tags)
         for tag in tags:
@@ -402,7 +300,7 @@ def _tag_related(
     if not lend:
         return hits
     by_rowid = {h.rowid: h for h in hits}
-    boost = dict(_tag_boosts(conn, lend, f"t.doc IN {_IN}", [_json_list(by_rowid)]))
+    boost = dict(reads.tag_boosts(conn, lend, among=by_rowid))
     for anchor in anchors:  # an anchor does not lend to itself: its share is weight x its score
         if anchor.rowid in boost:
             boost[anchor.rowid] -= weight * anchor.score
@@ -411,7 +309,7 @@ def _tag_related(
     for rowid, extra in boost.items():
         by_rowid[rowid].score += extra
     by_rowid.update((h.rowid, h) for h in _tag_only(conn, lend, by_rowid, want, status + where, args))
-    return sorted(by_rowid.values(), key=_rank_key)
+    return sorted(by_rowid.values(), key=rank_key)
 
 
 def _tag_only(
@@ -422,28 +320,13 @@ def _tag_only(
     filter out too many, again with the filters inside SQL (as `search` ranks its word
     matches). One joined, filtered query instead measured 1.6x slower at 10k."""
     limit = len(seen) + 2 * want
-    ranked = _tag_boosts(conn, lend, "1", [], limit=limit)
+    ranked = reads.tag_boosts(conn, lend, limit=limit)
     fresh = {d: b for d, b in ranked if d not in seen}
-    rows = _documents(conn, fresh, where, args)
+    rows = reads.documents(conn, fresh, where, args)
     if len(rows) < want and len(ranked) == limit:
-        unseen = f"d.rowid NOT IN {_IN}{where}"
-        fresh = dict(_tag_boosts(conn, lend, unseen, [_json_list(seen), *args], limit=want, join=True))
-        rows = _documents(conn, fresh)
-    return [_hit(r, fresh[r[0]]) for r in rows]
-
-
-def _tag_boosts(
-    conn: sqlite3.Connection, lend: dict[str, float], condition: str, args: list[object],
-    limit: int = -1, join: bool = False,
-) -> list[tuple[int, float]]:
-    """(memory, sum of what its tags lend), largest first, summed by SQLite."""
-    values = ",".join(["(?,?)"] * len(lend))
-    documents = " JOIN documents d ON d.rowid = t.doc" if join else ""
-    return conn.execute(
-        f"WITH w(tag, lend) AS (VALUES {values}) SELECT t.doc, sum(w.lend) AS b FROM w"
-        f" JOIN tag_index t ON t.tag = w.tag{documents} WHERE {condition} GROUP BY t.doc ORDER BY b DESC, t.doc LIMIT ?",
-        (*(x for item in lend.items() for x in item), *args, limit),
-    ).fetchall()
+        fresh = dict(reads.tag_boosts(conn, lend, outside=seen, where=where, args=args, limit=want))
+        rows = reads.documents(conn, fresh)
+    return [Hit.from_row(r, fresh[r[0]]) for r in rows]
 
 
 def coverage(
@@ -472,19 +355,12 @@ def coverage(
         return
     # A replacement found through a retired memory is judged by the words that found it.
     by_rowid = {hit.via or hit.rowid: hit for hit in hits}
-    rows = conn.execute(
-        f"SELECT rowid, title, tags, body, kind FROM fts WHERE rowid IN {_IN}",
-        (_json_list(by_rowid),),
-    ).fetchall()
-    scratch = _scratch()
-    scratch.execute("DELETE FROM h")
-    scratch.executemany("INSERT INTO h(rowid, title, tags, body, kind) VALUES (?,?,?,?,?)", rows)
-    only = "{" + " ".join(columns) + "} : " if columns else ""
+    Scratch.load_from(conn, by_rowid)
     got = {rowid: 0.0 for rowid in by_rowid}
     for term, df in plan.df.items():
         if df == 0:
             continue
-        for (rowid,) in scratch.execute("SELECT rowid FROM h WHERE h MATCH ?", (f"{only}({plan.expressions[term]})",)):
+        for rowid in Scratch.matching(plan.expressions[term], columns):
             got[rowid] += weights[term]
     for rowid, hit in by_rowid.items():
         hit.coverage = min(got[rowid] / total, 1.0)
@@ -492,86 +368,10 @@ def coverage(
 
 def matching_terms(plan: QueryPlan, text: str) -> list[Term]:
     """The planned terms that a piece of text contains (FTS5 matching, scratch table)."""
-    scratch = _scratch()
-    scratch.execute("DELETE FROM h")
-    scratch.execute("INSERT INTO h(rowid, body) VALUES (1, ?)", (text,))
-    return [
-        term for term in plan.df
-        if scratch.execute("SELECT 1 FROM h WHERE h MATCH ?", (plan.expressions[term],)).fetchone()
-    ]
+    Scratch.load_text(text)
+    return [term for term in plan.df if Scratch.matching(plan.expressions[term])]
 
 
-def select_for_injection(
-    conn: sqlite3.Connection,
-    plan: QueryPlan,
-    hits: list[Hit],
-    *,
-    max_inject: int,
-    relative_cutoff: float,
-    min_coverage: float,
-) -> list[Hit]:
-    """The "slam dunk" subset: top-K active hits scoring within `relative_cutoff` of the
-    best, each of which covers at least `min_coverage` of the prompt's IDF mass. Both rules
-    are relative to the query and the store: no absolute BM25 threshold."""
-    active = [h for h in hits if h.record_status == "active"]
-    if not active or max_inject <= 0:
-        return []
-    best = active[0].score
-    candidates = [h for h in active[:max_inject] if h.score >= relative_cutoff * best]
-    coverage(conn, plan, candidates)
-    return [h for h in candidates if h.coverage is not None and h.coverage >= min_coverage]
-
-
-def wants_injection(prompt: str, cfg: Config) -> bool:
-    """Is injection on, and is the prompt long enough to be worth a look?"""
-    if not cfg["retrieval.enabled"] or cfg["retrieval.max_inject"] <= 0:
-        return False
-    return len(prompt.strip()) >= cfg["retrieval.min_prompt_chars"]
-
-
-def needs_context(prompt: str, cfg: Config) -> bool:
-    """Should earlier user turns enrich this prompt? Only short ones ("fix that again"):
-    more terms would dilute a specific prompt."""
-    if not cfg["retrieval.transcript_context.enabled"]:
-        return False
-    return len(query_terms(prompt)) <= cfg["retrieval.transcript_context.max_prompt_terms"]
-
-
-def enrich(prompt: str, turns: Sequence[str], cfg: Config) -> str:
-    """The prompt preceded by the last user turns, when it needs them."""
-    if not turns or not needs_context(prompt, cfg):
-        return prompt
-    keep = list(turns)[-cfg["retrieval.transcript_context.max_turns"]:]
-    return "\n".join([*keep, prompt])
-
-
-def auto_inject(
-    conn: sqlite3.Connection,
-    prompt: str,
-    cfg: Config,
-    *,
-    turns: Sequence[str] = (),
-    now: datetime | None = None,
-    params: Params | None = None,
-) -> list[Hit]:
-    """What the prompt hook injects: the whole selection policy, shared with the evaluation."""
-    if not wants_injection(prompt, cfg):
-        return []
-    max_inject = cfg["retrieval.max_inject"]
-    if cfg["retrieval.match_strategy"] == "title_tags":
-        from .legacy import match
-
-        descriptions = {c: cfg[f"categories.{c}.description"] for c in CATEGORY_PRIORITY}
-        return match(conn, prompt, max_inject=max_inject, descriptions=descriptions, now=now)
-    params = params or Params.from_config(cfg)
-    text = enrich(prompt, turns, cfg)
-    plan = plan_query(conn, text, params)
-    hits = search(conn, text, limit=max(10, max_inject), params=params, filters=Filters.from_config(cfg), now=now, plan=plan)
-    return select_for_injection(
-        conn,
-        plan,
-        hits,
-        max_inject=max_inject,
-        relative_cutoff=cfg["retrieval.relative_cutoff"],
-        min_coverage=cfg["retrieval.min_coverage"],
-    )
+def latest(conn: sqlite3.Connection, category: str, limit: int) -> list[Hit]:
+    """The most recently updated active memories of a category ("where did we leave off")."""
+    return [Hit.from_row(row, 0.0) for row in reads.latest(conn, category, limit)]

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import re
-import unicodedata
-
 from .defaults import TAGS_MAX
+from .paths import safe_relpath
 from .text import sanitize_tag, sanitize_title
 
 
@@ -30,28 +28,6 @@ def memory_line(category: str, title: str, path: str, tags: list[str], xml: bool
     if clean_tags:
         line += " #tags:" + ",".join(clean_tags)
     return line
-
-
-_UNSAFE_IN_PATH = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"}  # controls, BiDi, spaces
-_PLAIN_PATH = re.compile(r"[A-Za-z0-9._@+-]+/[A-Za-z0-9._@+-]+")  # the common case, checked at once
-
-
-def safe_relpath(prefix: str, rel: str) -> str | None:
-    """The shown path of a memory (`prefix` + `folder/name.json`), or None if `rel` could
-    leave the memory root or carries characters that could forge or disguise a line."""
-    if not rel or "\\" in rel or rel.startswith("/"):
-        return None
-    parts = rel.split("/")
-    if len(parts) != 2 or any(p in ("", ".", "..") for p in parts):
-        return None
-    if not _PLAIN_PATH.fullmatch(rel) and any(unicodedata.category(ch) in _UNSAFE_IN_PATH for ch in rel):
-        return None
-    return prefix + rel
-
-
-def shown_path(rel: str) -> str:
-    """A relative path fit for one line of output: as it is, or quoted with escapes."""
-    return rel if rel.isprintable() else ascii(rel)
 
 
 BLOCK_LIMIT = 8000  # characters; Claude Code caps hook output at 10,000

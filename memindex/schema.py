@@ -160,7 +160,15 @@ def _where(error: Any) -> str:
     return path or "(top level)"
 
 
+MESSAGE_MAX = 300  # a 700 KB title must not become a 700 KB error line
+
+
 def _message(error: Any) -> str:
+    text = _full_message(error)
+    return text if len(text) <= MESSAGE_MAX else text[: MESSAGE_MAX - 3] + "..."
+
+
+def _full_message(error: Any) -> str:
     if error.validator == "required":
         missing = re.findall(r"'([^']+)' is a required property", error.message)
         field = missing[0] if missing else error.message
@@ -190,7 +198,7 @@ def validate_memory(data: Any, rel: str) -> list[str]:
         return [f"top level is {type(data).__name__}, expected an object"]
     category = data.get("category")
     folder, _, name = rel.partition("/")
-    if category not in CATEGORY_FOLDER:
+    if not isinstance(category, str) or category not in CATEGORY_FOLDER:
         if category is None:
             return ["missing field 'category'"]
         return [f"bad value for 'category': {category!r} (expected one of {', '.join(CATEGORIES)})"]

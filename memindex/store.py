@@ -13,9 +13,19 @@ import stat as stat_mod
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from .defaults import CATEGORIES, CATEGORY_FOLDER, FOLDERS, RECORD_STATUSES
-from .paths import FileStat, RootNotFound, display_prefix, find_root, inside  # noqa: F401  (re-exported)
-from .render import safe_relpath
+from .defaults import (
+    CATEGORIES,
+    CATEGORY_FOLDER,
+    FOLDERS,
+    JSON_MAX_DEPTH,
+    JSON_MAX_DIGITS,
+    RECORD_STATUSES,
+    TAG_MAX_CHARS,
+    TAGS_INDEX_MAX,
+)
+from .errors import MemoryFileError
+from .paths import FileStat, inside
+from .paths import safe_relpath
 
 
 def walk(root: str | os.PathLike[str], problems: dict[str, str] | None = None) -> dict[str, FileStat]:
@@ -97,10 +107,6 @@ class Memory:
     successors: list[str] = field(default_factory=list)  # memories named as replacements
 
 
-class MemoryFileError(Exception):
-    """A file that cannot be indexed, with the precise reason."""
-
-
 def read_bytes(root: str | os.PathLike[str], rel: str, max_bytes: int) -> tuple[bytes, FileStat]:
     """Read one file, refusing huge ones; the stat is taken from the open descriptor."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -141,11 +147,54 @@ def parse_json(data: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise MemoryFileError(f"not UTF-8: invalid byte at offset {exc.start}") from None
     try:
-        return json.loads(text)
+        value = json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise MemoryFileError(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
-        raise MemoryFileError("invalid JSON: nested too deeply") from None
+        raise MemoryFileError(f"invalid JSON: nested deeper than {JSON_MAX_DEPTH} levels") from None
+    _check_shape(value)
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > JSON_MAX_DIGITS:
+        raise MemoryFileError(f"invalid JSON: a number of more than {JSON_MAX_DIGITS} digits")
+    return int(text)
+
+
+def _no_constant(name: str) -> float:
+    raise MemoryFileError(f"invalid JSON: {name} is not a JSON number")
+
+
+def _check_shape(value: Any) -> None:
+    """Bounds every consumer can rely on, checked once and iteratively (no recursion):
+    nesting depth, and text that UTF-8 can hold (no lone surrogate from "\\ud800")."""
+    todo = [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, str):
+            if not _encodable(item):
+                raise MemoryFileError("text is not valid Unicode: an unpaired surrogate escape (\\ud800-\\udfff)")
+            continue
+        if not isinstance(item, (dict, list)):
+            continue
+        if depth > JSON_MAX_DEPTH:
+            raise MemoryFileError(f"invalid JSON: nested deeper than {JSON_MAX_DEPTH} levels")
+        if isinstance(item, dict):
+            todo.extend((k, depth + 1) for k in item)
+            todo.extend((v, depth + 1) for v in item.values())
+        else:
+            todo.extend((v, depth + 1) for v in item)
+
+
+def _encodable(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 # Free-text fields of `content`, per category, in reading order. Enum fields (status,
@@ -220,6 +269,19 @@ def _str_list(value: Any) -> list[str]:
     return [v.strip() for v in value if isinstance(v, str) and v.strip()]
 
 
+def _tags(value: Any, problems: list[str]) -> list[str]:
+    """Lowercased, without duplicates, at most TAGS_INDEX_MAX: a file with 80,000 tags
+    costs what one with 64 does (search work grows with the tags of its best hits)."""
+    seen: dict[str, None] = {}
+    for tag in _str_list(value):
+        seen.setdefault(tag.lower()[:TAG_MAX_CHARS], None)
+    tags = list(seen)
+    if len(tags) > TAGS_INDEX_MAX:
+        problems.append(f"{len(tags)} tags: only the first {TAGS_INDEX_MAX} are indexed")
+        tags = tags[:TAGS_INDEX_MAX]
+    return tags
+
+
 def to_memory(rel: str, data: Any) -> Memory:
     """Build the indexable record, or raise MemoryFileError if it cannot be indexed."""
     if not isinstance(data, dict):
@@ -255,7 +317,7 @@ def to_memory(rel: str, data: Any) -> Memory:
         id=mem_id,
         category=category,
         title=title.strip(),
-        tags=[t.lower() for t in _str_list(data.get("tags"))],
+        tags=_tags(data.get("tags"), problems),
         body=extract_body(category, data.get("content")),
         record_status=status,
         created_at=data.get("created_at") if isinstance(data.get("created_at"), str) else "",

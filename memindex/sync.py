@@ -1,73 +1,60 @@
 """Bring the index up to date with the memory files: the only writer of `.index.db`.
 
 An (mtime, size, ctime) diff decides what to re-read; all changes go in one transaction
-under the `filelock` lock, so a killed sync leaves the previous index intact.
+under one `flock` on `.index.lock`, so a killed sync leaves the previous index intact.
 """
 
 from __future__ import annotations
 
-import json
+import fcntl
+import math
 import os
 import random
 import sqlite3
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from . import index
+from . import index, rootfs
 from .config import Config, load_config
-from .defaults import CATEGORY_PRIORITY, FOLDERS, INDEX_MD, LOCK_FILE
+from .defaults import FOLDERS, INDEX_MD, LOCK_FILE, WAIT_FILE
 from .files import replace_atomic
-from .render import safe_relpath
+from .paths import safe_relpath
 from .paths import FileStat, display_prefix
-from .store import MemoryFileError, load_memory, stat_file, walk
-
-
-class LockTimeout(Exception):
-    """Another writer holds the lock for longer than the timeout."""
+from .errors import IndexUnavailable, LockTimeout, MemoryFileError, UnsafeFile, UsageError
+from .store import load_memory, stat_file, walk
 
 
 @contextmanager
 def writer_lock(root: Path, timeout: float) -> Iterator[None]:
-    """The single-writer lock at `<root>/.index.lock` (released by the OS if we die).
-
-    `filelock` when installed; without it (the plugin's hooks run on a bare `python3`) the
-    same `flock` through the standard library, so both kinds of writer exclude each other."""
-    path = os.path.join(root, LOCK_FILE)
-    try:
-        from filelock import FileLock, Timeout
-    except ImportError:
-        with _flock(path, timeout):
-            yield
-        return
-    lock = FileLock(path, timeout=timeout)
-    try:
-        lock.acquire()
-    except Timeout:
-        raise LockTimeout(_busy(path, timeout)) from None
-    except OSError as exc:
-        raise OSError(exc.errno, f"cannot take the writer lock {path}: {exc.strerror or exc}") from None
-    try:
+    """The single-writer lock: `flock` on `<root>/.index.lock`, released by the OS if we
+    die. The lock file is opened through `rootfs` (no link, FIFO or foreign file)."""
+    with _flock(os.path.join(root, LOCK_FILE), check_timeout(timeout)):
         yield
-    finally:
-        lock.release()
 
 
-def _busy(path: str, timeout: float) -> str:
-    return f"another memindex writer holds {path} (waited {timeout:g} s); try again"
+def check_timeout(timeout: float) -> float:
+    """A finite, non-negative number of seconds (NaN and negatives would wait forever)."""
+    if not isinstance(timeout, (int, float)) or not math.isfinite(timeout) or timeout < 0:
+        raise UsageError(f"lock timeout must be a finite number of seconds >= 0, got {timeout!r}")
+    return float(timeout)
+
+
+def _open_lock(path: str) -> int:
+    try:
+        return rootfs.open_fd(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except UnsafeFile:
+        raise
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot take the writer lock {path}: {exc.strerror}") from None
 
 
 @contextmanager
 def _flock(path: str, timeout: float) -> Iterator[None]:
-    import fcntl
-
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise OSError(exc.errno, f"cannot take the writer lock {path}: {exc.strerror}") from None
+    fd = _open_lock(path)
     try:
         deadline = time.monotonic() + timeout
         while True:
@@ -76,12 +63,29 @@ def _flock(path: str, timeout: float) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise LockTimeout(_busy(path, timeout)) from None
+                    raise LockTimeout(path, timeout) from None
                 time.sleep(0.05)
         try:
             yield
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def waiting_turn(root: Path) -> Iterator[bool]:
+    """Background syncs coalesce: at most one waits for the writer lock per root. Yields
+    False when another one already waits: its sync has not walked the files yet, so it will
+    see this caller's change too, and this caller can leave at once."""
+    fd = _open_lock(os.path.join(root, WAIT_FILE))
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
     finally:
         os.close(fd)
 
@@ -95,12 +99,15 @@ class SyncReport:
     ms: float = 0.0
     rebuilt: str | None = None  # why the index was recreated, if it was
     problems: dict[str, str] = field(default_factory=dict)  # newly found, path -> reason
+    coalesced: bool = False  # another background sync was already waiting: left to it
 
     @property
     def changed(self) -> bool:
         return bool(self.added or self.updated or self.removed or self.rebuilt)
 
     def summary(self) -> str:
+        if self.coalesced:
+            return "another sync is already waiting for the lock; left to it"
         line = (
             f"{self.added} added, {self.updated} updated, {self.removed} removed, "
             f"{self.invalid} invalid in {self.ms:.0f} ms"
@@ -132,12 +139,25 @@ def sync(
     only: Iterable[str] | None = None,
     progress: bool = False,
     lock_timeout: float | None = None,
+    coalesce: bool = False,
 ) -> SyncReport:
     """Make the index match the files. `only` limits the diff to some relative paths (a
-    write of one file); `rebuild` re-reads everything in place, in one transaction."""
+    write of one file); `rebuild` re-reads everything in place, in one transaction.
+
+    With `coalesce` (the hooks' background syncs), at most one caller per root waits for
+    the lock; the others return at once (`report.coalesced`), and the one that waits makes
+    a full incremental sync, which covers their files too."""
     cfg = cfg or load_config(root)
-    timeout = cfg["index.lock_timeout_s"] if lock_timeout is None else lock_timeout
-    with writer_lock(root, timeout):
+    timeout = check_timeout(cfg["index.lock_timeout_s"] if lock_timeout is None else lock_timeout)
+    with ExitStack() as held:
+        if coalesce:
+            with waiting_turn(root) as mine:
+                if not mine:
+                    return SyncReport(coalesced=True)
+                held.enter_context(writer_lock(root, timeout))
+            only = None
+        else:
+            held.enter_context(writer_lock(root, timeout))
         return _repairing(root, lambda: _sync_locked(root, cfg, rebuild=rebuild, only=only, progress=progress))
 
 
@@ -161,18 +181,18 @@ def open_fresh_reader(root: Path, cfg: Config, allow_sync: bool = True) -> sqlit
     try:
         conn = index.open_reader(root)
         stale = index.is_stale(conn, root)
-    except index.IndexUnavailable:
+    except IndexUnavailable:
         conn, stale = None, True
     if stale and allow_sync:
         if conn is not None:
             conn.close()
         try:
             sync(root, cfg, lock_timeout=min(float(cfg["index.lock_timeout_s"]), 3.0))
-        except (LockTimeout, index.IndexUnavailable, sqlite3.Error, OSError) as exc:
+        except (LockTimeout, IndexUnavailable, sqlite3.Error, OSError) as exc:
             try:
                 conn = index.open_reader(root)
-            except index.IndexUnavailable as again:
-                raise index.IndexUnavailable(f"{again} (the sync before it failed: {exc})") from None
+            except IndexUnavailable as again:
+                raise IndexUnavailable(f"{again} (the sync before it failed: {exc})") from None
             print(f"memindex: could not sync first ({exc}); reading the index as it is", file=sys.stderr)
             return conn
         conn = index.open_reader(root)
@@ -206,6 +226,26 @@ def _diff_targets(root: Path, only: list[str] | None, problems: dict[str, str]) 
     return found
 
 
+def _diff(
+    current: dict[str, FileStat], docs: dict[str, FileStat], bad: dict[str, FileStat], problems: dict[str, str]
+) -> tuple[list[str], list[str]]:
+    """(files to read, paths gone): what differs between the files and the index."""
+    to_read = [p for p, st in current.items() if docs.get(p) != st and bad.get(p) != st]
+    # A folder that could not be listed (permissions, I/O) keeps what the index knew.
+    unlisted = {key[:-1] for key in problems if key.endswith("/")}
+    gone = [p for p in (set(docs) | set(bad)) if p not in current and p.split("/")[0] not in unlisted]
+    return to_read, gone
+
+
+def pending(root: Path, conn: sqlite3.Connection) -> tuple[int, int]:
+    """(new or changed files, removed files) that the next sync would apply: a full walk,
+    for `status`; the hook's cheap check is `index.is_stale`."""
+    problems: dict[str, str] = {}
+    current = walk(root, problems)
+    to_read, gone = _diff(current, *index.stored_stats(conn), problems)
+    return len(to_read), len(gone)
+
+
 def _sync_locked(
     root: Path,
     cfg: Config,
@@ -233,56 +273,46 @@ def _sync_locked(
             why = why or "requested"
             docs, bad = {}, {}
         report.rebuilt = why
-        to_read = [p for p, st in current.items() if docs.get(p) != st and bad.get(p) != st]
-        # A folder that could not be listed (permissions, I/O) keeps what the index knew.
-        unlisted = {key[:-1] for key in report.problems if key.endswith("/")}
-        gone = [p for p in (set(docs) | set(bad)) if p not in current and p.split("/")[0] not in unlisted]
+        to_read, gone = _diff(current, docs, bad, report.problems)
         max_bytes = cfg["index.max_file_bytes"]
         bar = _progress(len(to_read), progress)
-        conn.execute("BEGIN IMMEDIATE")
         try:
-            if rebuild and only_list is None:
-                index.reset(conn)
-            report.removed = index.remove(conn, gone)
-            # A writer killed after COMMIT but before index.md was rewritten left the flag on.
-            lines_changed = bool(report.removed) or bool(why) or bool(index.get_meta(conn).get("index_md_dirty"))
-            for rel in _insertion_order(to_read):
-                try:
-                    mem, st = load_memory(root, rel, max_bytes)
-                except MemoryFileError as exc:
-                    report.problems[rel] = str(exc)
-                    lines_changed |= index.mark_invalid(conn, rel, current[rel], str(exc))
-                else:
-                    lines_changed |= index.upsert(conn, mem, st)
-                    if rel in docs:
-                        report.updated += 1
+            with index.transaction(conn):
+                if rebuild and only_list is None:
+                    index.reset(conn)
+                report.removed = index.remove(conn, gone)
+                # A writer killed after COMMIT but before index.md was rewritten left the flag on.
+                lines_changed = bool(report.removed) or bool(why) or bool(index.get_meta(conn).get("index_md_dirty"))
+                for rel in _insertion_order(to_read):
+                    try:
+                        mem, st = load_memory(root, rel, max_bytes)
+                    except MemoryFileError as exc:
+                        report.problems[rel] = str(exc)
+                        lines_changed |= index.mark_invalid(conn, rel, current[rel], str(exc))
                     else:
-                        report.added += 1
-                if bar is not None:
-                    bar.update(1)
-            if only_list is None:
-                index.set_meta(conn, folder_mtimes=folder_mtimes, last_sync_ns=index.now_ns())
-            else:
-                index.set_meta(conn, last_write_ns=index.now_ns())
-                if folders_before is not None and index.get_meta(conn).get("folder_mtimes") == folders_before:
-                    index.set_meta(conn, folder_mtimes=folder_mtimes)
-            count = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
-            index.set_meta(conn, doc_count=count)
-            if lines_changed:
-                index.set_meta(conn, index_md_dirty=1)
-            if (rebuild and only_list is None) or len(to_read) > max(1000, count // 10):
-                # Many inserts leave FTS5 with many segments; one merged b-tree keeps
-                # queries at a large store as fast as after `memindex rebuild`.
-                conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+                        lines_changed |= index.upsert(conn, mem, st)
+                        if rel in docs:
+                            report.updated += 1
+                        else:
+                            report.added += 1
+                    if bar is not None:
+                        bar.update(1)
+                if only_list is None:
+                    index.set_meta(conn, folder_mtimes=folder_mtimes, last_sync_ns=index.now_ns())
+                else:
+                    index.set_meta(conn, last_write_ns=index.now_ns())
+                    if folders_before is not None and index.get_meta(conn).get("folder_mtimes") == folders_before:
+                        index.set_meta(conn, folder_mtimes=folder_mtimes)
+                count = index.count_documents(conn)
+                index.set_meta(conn, doc_count=count)
+                if lines_changed:
+                    index.set_meta(conn, index_md_dirty=1)
+                if (rebuild and only_list is None) or len(to_read) > max(1000, count // 10):
+                    index.optimize(conn)
         finally:
             if bar is not None:
                 bar.close()
-        report.invalid = conn.execute("SELECT count(*) FROM invalid").fetchone()[0] + sum(
+        report.invalid = index.count_invalid(conn) + sum(
             1 for p in report.problems if p not in current and not p.endswith("/")
         )
         # index.md changes only when a line does (a body edit leaves it as it is).
@@ -312,13 +342,8 @@ def write_index_md(root: Path, conn: sqlite3.Connection) -> None:
     """Regenerate `<root>/index.md` (active memories only, sanitized titles), atomically.
     Lines were rendered when each file was indexed, so this is a join, not 10k renders."""
     prefix = display_prefix(root)
-    rows = conn.execute(
-        "SELECT category, path, index_line FROM documents"
-        " WHERE record_status = 'active' AND index_line IS NOT NULL"
-    ).fetchall()
-    rows.sort(key=lambda r: (CATEGORY_PRIORITY.get(r[0], 99), r[1]))
     head = ["# Memory index", "", "<!-- generated by memindex sync; do not edit -->", ""]
-    lines = [line.replace(index.PREFIX_MARK, prefix, 1) for _, _, line in rows]
+    lines = [line.replace(index.PREFIX_MARK, prefix, 1) for line in index.index_md_lines(conn)]
     for stale in Path(root).glob(f".{INDEX_MD}.*.tmp"):  # left by a killed writer (we hold the lock)
         try:
             stale.unlink()

@@ -17,24 +17,21 @@ import argparse
 import compileall
 import json
 import os
-import shlex
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from memindex.config import Config
+from memindex.evaluation import genstore
+from memindex.evaluation.bench import hook_command, series
+from memindex.evaluation.metrics import table
+from memindex.sync import sync
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path.insert(0, str(HERE))
-
-import gen_store  # noqa: E402
-from eval_common import table  # noqa: E402
-
-from memindex.config import Config  # noqa: E402
-from memindex.sync import sync  # noqa: E402
 
 HOOK = REPO / "hooks" / "memindex_hook.py"
 PROMPTS = [p.strip() for p in (HERE / "prompts.txt").read_text().splitlines() if p.strip()]
@@ -50,30 +47,6 @@ except SystemExit:
 mem = [p for p in opened if p.endswith(".json") and "/.claude/memory/" in p and "memory-config" not in p]
 print("\nOPENED", len(mem), file=sys.stderr)
 """
-
-
-def hook_command(event: str = "prompt") -> list[str]:
-    """The command exactly as hooks/hooks.json gives it to Claude Code (python3 -> this interpreter)."""
-    hooks = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]
-    name = {"prompt": "UserPromptSubmit"}[event]
-    command = hooks[name][0]["hooks"][0]["command"].replace("${CLAUDE_PLUGIN_ROOT}", str(REPO))
-    argv = shlex.split(command)
-    return [sys.executable, *argv[1:]]
-
-
-def run(cmd: list[str], stdin: bytes, env: dict) -> float:
-    start = time.perf_counter()
-    subprocess.run(cmd, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False)
-    return time.perf_counter() - start
-
-
-def series(jobs: list[tuple[list[str], list[bytes]]], env: dict, runs: int) -> list[tuple[float, float]]:
-    """p50/p95 of each (command, payloads), their runs interleaved so that drift hits all alike."""
-    times: list[list[float]] = [[] for _ in jobs]
-    for i in range(runs):
-        for (cmd, payloads), samples in zip(jobs, times):
-            samples.append(run(cmd, payloads[i % len(payloads)], env))
-    return [(statistics.median(t), sorted(t)[min(len(t) - 1, int(len(t) * 0.95))]) for t in times]
 
 
 def opened_files(project: Path, payload: bytes, env: dict) -> tuple[int, str]:
@@ -113,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         payloads: dict[int, list[bytes]] = {}
         for n in args.sizes:  # every store first: the sizes are then timed side by side
             project = Path(tmp) / f"p{n}"
-            gen_store.generate(project, n, seed=n)
+            genstore.generate(project, n, seed=n)
             sync(project / ".claude" / "memory", Config())
             payloads[n] = [json.dumps({"prompt": p, "cwd": str(project), "session_id": "b", "hook_event_name": "UserPromptSubmit"}).encode()
                            for p in PROMPTS]
@@ -122,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         time.sleep(2)
         # One series: the floor and the hook at every size, interleaved run by run, so that
         # drift of the machine hits every cell alike (the targets compare cells).
-        jobs = [(floor, payloads[args.sizes[0]])] + [(hook_command(), payloads[n]) for n in args.sizes]
+        jobs = [(floor, payloads[args.sizes[0]])] + [(hook_command(REPO), payloads[n]) for n in args.sizes]
         (f50, f95), *hooks = series(jobs, env, args.runs)
         hook_p50 = {n: h[0] for n, h in zip(args.sizes, hooks)}
         for n, (h50, h95) in zip(args.sizes, hooks):
@@ -139,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nimport time of the hook's modules: {import_ms(env):.1f} ms (python -X importtime, bytecode compiled)")
     print(f"{args.runs} runs per cell; the floor and every size interleaved run by run (one floor for all sizes);"
           f" prompts from scripts/prompts.txt; interpreter {sys.executable}")
-    print(f"hook command (from hooks/hooks.json): {' '.join(hook_command())}")
+    print(f"hook command (from hooks/hooks.json): {' '.join(hook_command(REPO))}")
     return 0
 
 

@@ -22,39 +22,23 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import gen_store  # noqa: E402
-from eval_common import table  # noqa: E402
-
-from memindex import index  # noqa: E402
-from memindex.config import Config  # noqa: E402
-from memindex.query import Params, auto_inject, search  # noqa: E402
-from memindex.store import walk  # noqa: E402
-from memindex.sync import sync  # noqa: E402
+from memindex import index
+from memindex.config import Config
+from memindex.evaluation import genstore
+from memindex.evaluation.bench import percentiles, timed
+from memindex.evaluation.metrics import table
+from memindex.inject import auto_inject
+from memindex.query import Params, search
+from memindex.store import walk
+from memindex.sync import sync
 
 PROMPTS = [p.strip() for p in (Path(__file__).parent / "prompts.txt").read_text().splitlines() if p.strip()]
-
-
-def timed(fn, repeat: int = 5) -> float:
-    """Median seconds of `repeat` calls."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def percentiles(samples: list[float]) -> tuple[float, float]:
-    samples = sorted(samples)
-    return samples[len(samples) // 2], samples[min(len(samples) - 1, int(len(samples) * 0.95))]
 
 
 def bench(n: int, tmp: Path) -> dict[str, float]:
     root = tmp / f"store{n}" / ".claude" / "memory"
     t = time.perf_counter()
-    files = gen_store.generate(root.parent.parent, n, seed=n)
+    files = genstore.generate(root.parent.parent, n, seed=n)
     gen_s = time.perf_counter() - t
     cfg = Config()
     t = time.perf_counter()
@@ -68,7 +52,7 @@ def bench(n: int, tmp: Path) -> dict[str, float]:
 
     one_times = []
     for _ in range(5):  # only the sync is timed, not the edit
-        gen_store.modify_one(rng.choice(files), seed=rng.randrange(1 << 30))
+        genstore.modify_one(rng.choice(files), seed=rng.randrange(1 << 30))
         start = time.perf_counter()
         report = sync(root, cfg)
         one_times.append(time.perf_counter() - start)

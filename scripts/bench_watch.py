@@ -3,7 +3,8 @@
 
     python scripts/bench_watch.py [--count 10000] [--edits 40] [--idle-s 60] [--burst 1000]
 
-What it measures, on a generated store of --count memories (scripts/gen_store.py):
+What it measures, on a generated store of --count memories (scripts/gen_store.py, i.e.
+memindex.evaluation.genstore):
 
 * edit-to-searchable latency with the native observer: an edit (in place, atomic rename,
   or a new file) carries a unique token; the clock runs from the end of the write until a
@@ -34,11 +35,11 @@ import threading
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from memindex import index
+from memindex.defaults import FOLDERS
+from memindex.evaluation import genstore
 
-from memindex import index  # noqa: E402
-from memindex.defaults import FOLDERS  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -47,27 +48,9 @@ CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def generate(out: Path, count: int, seed: int = 0) -> Path:
-    """`scripts/gen_store.py`'s generator, or a tiny local one if that script is absent."""
-    try:
-        sys.path.insert(0, str(REPO / "scripts"))
-        from gen_store import generate as gen  # type: ignore[import-not-found]
-    except ImportError:
-        gen = None
-    root = out / ".claude" / "memory"
-    if gen is not None:
-        gen(out, count, seed)
-        return root
-    rng = random.Random(seed)
-    words = "cache token schema deploy retry queue index shard replica lock timeout vector auth".split()
-    folders = list(FOLDERS)
-    for folder in folders:
-        (root / folder).mkdir(parents=True, exist_ok=True)
-    for i in range(count):
-        folder = folders[i % len(folders)]
-        mem_id = f"mem-{i:06d}"
-        body = " ".join(rng.choice(words) for _ in range(120))
-        (root / folder / f"{mem_id}.json").write_text(json.dumps(memory(folder, mem_id, f"Memory {i}", body)))
-    return root
+    """A realistic store of `count` memories (memindex.evaluation.genstore); its memory root."""
+    genstore.generate(out, count, seed)
+    return out / ".claude" / "memory"
 
 
 def memory(folder: str, mem_id: str, title: str, body: str) -> dict:

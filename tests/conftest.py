@@ -25,6 +25,7 @@ import pytest
 
 from memindex import index
 from memindex.defaults import CATEGORY_FOLDER, FOLDERS, INDEX_FILE
+from sample_words import VOCAB
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -287,16 +288,6 @@ def enforce_read_permissions(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # --- larger stores -----------------------------------------------------------------------
-
-VOCAB = (
-    "postgres redis kafka nginx docker kubernetes terraform react vue django flask celery "
-    "webpack vite jest pytest graphql grpc oauth jwt cookie session cache queue worker "
-    "migration schema index replica shard backup restore deploy rollback canary feature flag "
-    "latency timeout retry circuit breaker logging metrics tracing alert pager oncall "
-    "billing invoice payment refund checkout cart search ranking upload thumbnail "
-    "encryption secret vault token rotation certificate dns proxy gateway ingress "
-    "lint format typing mypy ruff black eslint prettier monorepo release changelog"
-).split()
 
 
 def populate(root: str | os.PathLike[str], n: int, seed: int = 0, marker: str = "") -> list[Path]:

@@ -1,4 +1,4 @@
-"""cli.py: the `memindex` command line, in-process via cli.main and once as a real process."""
+"""memindex/cli/: the `memindex` command line, in-process via cli.main and once as a real process."""
 
 from __future__ import annotations
 

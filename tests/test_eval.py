@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-import sys
+import shutil
 from pathlib import Path
 
 import pytest
 
-SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
-sys.path.insert(0, str(SCRIPTS))
+from memindex.evaluation import beir, checkset, genstore
+from memindex.evaluation import memory as eval_memory
+from memindex.schema import validate_memory
 
-import eval_beir  # noqa: E402
-import eval_memory  # noqa: E402
+HARBOR = Path(__file__).resolve().parent.parent / "evalsets" / "harbor"
 
 
 def memory(category: str, folder: str, mem_id: str, title: str, tags: list[str], content: dict, status: str = "active") -> tuple[str, dict]:
@@ -27,7 +27,7 @@ def memory(category: str, folder: str, mem_id: str, title: str, tags: list[str],
 
 @pytest.fixture()
 def tiny_set(tmp_path: Path) -> Path:
-    root = tmp_path / "memory_set" / ".claude" / "memory"
+    root = tmp_path / ".claude" / "memory"
     mems = [
         memory("runbook", "runbooks", "stripe-webhook-400", "Stripe webhook returns 400", ["stripe", "webhooks"],
                {"trigger": "webhook signature verification fails", "steps": ["rotate STRIPE_WEBHOOK_SECRET"]}),
@@ -103,8 +103,41 @@ def test_eval_beir_runs_end_to_end_on_a_tiny_collection(tmp_path: Path, capsys: 
     (tmp_path / "queries.jsonl").write_text("\n".join(json.dumps({"_id": q, "text": t}) for q, t in
                                                       [("1", "statins cause muscle pain"), ("2", "vitamin D bone density")]))
     (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n1\td2\t1\n2\td1\t1\n")
-    assert eval_beir.main([str(tmp_path)]) == 0
+    beir.evaluate_collection(tmp_path)
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.startswith("| memindex"))
     assert row.split("|")[2].strip() == "1.000"  # nDCG@10 of the product's engine
     assert any(line.startswith("| bm25s") for line in out.splitlines())
+
+
+def test_the_committed_judged_set_passes_its_checker() -> None:
+    printed: list[str] = []
+    assert checkset.check_set(HARBOR, out=printed.append) == 0, "\n".join(printed)
+    assert printed[-1] == "\nOK"
+
+
+def test_the_checker_reports_schema_and_convention_problems(tmp_path: Path) -> None:
+    shutil.copytree(HARBOR, tmp_path / "set")
+    first = sorted((tmp_path / "set" / ".claude" / "memory" / "decisions").glob("*.json"))[:2]
+    bad_enum = json.loads(first[0].read_text())
+    bad_enum["content"]["status"] = "maybe"
+    first[0].write_text(json.dumps(bad_enum))
+    one_tag = json.loads(first[1].read_text())
+    one_tag["tags"] = one_tag["tags"][:1]
+    first[1].write_text(json.dumps(one_tag))
+    printed: list[str] = []
+    assert checkset.check_set(tmp_path / "set", out=printed.append) == 2
+    assert any("'content.status'" in line for line in printed)  # memindex.schema's own message
+    assert any("set convention: 2-6 tags, found 1" in line for line in printed)
+
+
+def test_generated_stores_are_valid_and_deterministic(tmp_path: Path) -> None:
+    a = genstore.generate(tmp_path / "a", 60, seed=4)
+    b = genstore.generate(tmp_path / "b", 60, seed=4)
+    assert [p.read_bytes() for p in a] == [p.read_bytes() for p in b]
+    root = tmp_path / "a" / ".claude" / "memory"
+    for path in a:
+        assert validate_memory(json.loads(path.read_text()), path.relative_to(root).as_posix()) == []
+    before = a[0].read_bytes()
+    genstore.modify_one(a[0], seed=1)
+    assert a[0].read_bytes() != before and validate_memory(json.loads(a[0].read_text()), a[0].relative_to(root).as_posix()) == []

@@ -135,13 +135,37 @@ def test_huge_prompt_stays_within_budget(project: Path) -> None:
     assert len(out.stdout) < 10_000
 
 
-def test_missing_index_is_silent_and_starts_a_background_sync(project: Path) -> None:
+def test_missing_index_of_a_small_store_is_built_before_the_first_answer(project: Path) -> None:
+    """No cold start: the first prompt of a project that was never indexed gets its block."""
     root = project / ".claude" / "memory"
     for f in root.glob(".index.db*"):
         f.unlink()
     out = run_hook(prompt_json(project, "stripe webhooks keep failing with a 400 signature error"))
+    assert out.returncode == 0
+    assert "stripe-webhook-signature.json" in out.stdout.decode()
+    index.open_reader(root).close()
+
+
+def test_session_start_builds_a_missing_index_in_the_foreground(project: Path) -> None:
+    root = project / ".claude" / "memory"
+    for f in root.glob(".index.db*"):
+        f.unlink()
+    payload = json.dumps({"cwd": str(project), "session_id": "s", "hook_event_name": "SessionStart"}).encode()
+    out = run_hook(payload, event="session-start")
     assert out.returncode == 0 and out.stdout == b""
-    assert "background sync" in out.stderr.decode()
+    index.open_reader(root).close()  # there before the first prompt
+
+
+def test_missing_index_of_a_large_store_is_silent_and_synced_in_the_background(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project / ".claude" / "memory"
+    for f in root.glob(".index.db*"):
+        f.unlink()
+    monkeypatch.setattr(hook, "COLD_SYNC_MAX_FILES", 1)  # the store counts as large
+    out = hook.run("prompt", prompt_json(project, "stripe webhooks keep failing with a 400 signature error").encode())
+    assert out == ""
+    assert "background sync" in capsys.readouterr().err
     deadline = time.time() + 15
     while time.time() < deadline:
         try:
@@ -157,7 +181,9 @@ def test_missing_index_is_silent_and_starts_a_background_sync(project: Path) -> 
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncate", "directory"])
-def test_corrupt_index_is_silent(project: Path, damage: str) -> None:
+def test_corrupt_index_is_repaired_or_silent(project: Path, damage: str) -> None:
+    """A damaged index file is rebuilt before the answer (a small store); one that cannot
+    be (a directory in its place) leaves the prompt alone with one line on stderr."""
     db = project / ".claude" / "memory" / ".index.db"
     for f in db.parent.glob(".index.db-*"):
         f.unlink()
@@ -169,8 +195,12 @@ def test_corrupt_index_is_silent(project: Path, damage: str) -> None:
     else:
         db.mkdir()
     out = run_hook(prompt_json(project, "stripe webhooks keep failing with a 400 signature error"))
-    assert out.returncode == 0 and out.stdout == b""
+    assert out.returncode == 0
     assert "Traceback" not in out.stderr.decode()
+    if damage == "directory":
+        assert out.stdout == b"" and "not a regular file" in out.stderr.decode()
+    else:
+        assert "stripe-webhook-signature.json" in out.stdout.decode()
 
 
 def test_locked_database_is_silent_within_budget(project: Path) -> None:

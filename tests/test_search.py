@@ -14,7 +14,8 @@ from conftest import search_paths, write_mem
 from memindex import index
 from memindex.config import parse_config
 from memindex.defaults import CATEGORY_PRIORITY, FOLDERS
-from memindex.query import Filters, Hit, Params, search
+from memindex.hits import Hit
+from memindex.query import Filters, Params, search
 from memindex.sync import sync
 
 # --- a shared store -------------------------------------------------------------------------
@@ -480,7 +481,7 @@ class TestReplacements:
     def test_the_hook_injects_the_replacement(self, memory_root: Path) -> None:
         from memindex.config import Config
         from memindex.index import open_reader
-        from memindex.query import auto_inject
+        from memindex.inject import auto_inject
 
         root = self._store(memory_root)
         conn = open_reader(root)

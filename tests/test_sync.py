@@ -741,9 +741,9 @@ class TestCorruptIndex:
 
     def test_index_path_is_a_directory(self, memory_root):
         (memory_root / INDEX_FILE).mkdir()
-        with pytest.raises(index.IndexUnavailable, match="not a file"):
+        with pytest.raises(index.IndexUnavailable, match="not a regular file"):
             index.open_reader(memory_root)
-        with pytest.raises(index.IndexUnavailable, match="not a file"):
+        with pytest.raises(index.IndexUnavailable, match="not a regular file"):
             sync(memory_root)
 
 
@@ -906,9 +906,9 @@ def test_a_one_file_sync_on_a_missing_index_indexes_everything(memory_root):
     assert sorted(r[0] for r in doc_rows(memory_root)) == [f"decisions/d{i}.json" for i in range(3)]
 
 
-def test_the_standard_library_lock_excludes_filelock_writers(memory_root, monkeypatch):
-    """Without filelock (a bare python3 running the plugin's hooks) writers still exclude
-    each other and filelock holders."""
+def test_the_writer_lock_excludes_filelock_holders_without_importing_it(memory_root, monkeypatch):
+    """The writer lock is plain `flock` (no filelock: a bare python3 runs the plugin's
+    hooks), and it excludes a process holding the same file with filelock."""
     import builtins
 
     from filelock import FileLock, Timeout

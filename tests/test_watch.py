@@ -23,9 +23,10 @@ import pytest
 
 from memindex import index
 from memindex.defaults import FOLDERS, INDEX_FILE, INDEX_MD
+from memindex.errors import WatcherRunning
 from memindex.sync import sync, writer_lock
 from memindex.watch import Log, PollScanner, Watcher, mount_of, needs_polling, read_mounts
-from memindex.watch_marker import Marker, WatcherRunning, marker_path, watcher_pid
+from memindex.watch.marker import Marker, marker_path, watcher_pid
 
 CATEGORY = dict(FOLDERS)
 MODES = ["native", "polling"]
@@ -127,13 +128,13 @@ class Running:
             check_s=kw.pop("check_s", 0.2),
             **kw,
         )
-        self.rc: int | None = None
+        self.ok: bool | None = None  # what run() returned: True when it stopped on request
         self.exc: BaseException | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         try:
-            self.rc = self.watcher.run()
+            self.ok = self.watcher.run()
         except BaseException as exc:  # noqa: BLE001
             self.exc = exc
 
@@ -247,7 +248,7 @@ def test_create_modify_atomic_move_delete(root: Path, mode: str) -> None:
         (root / "runbooks" / "beta.json").unlink()
         wait_for(lambda: indexed(root) == {}, what="a deletion")
         w.settle()
-    assert w.rc == 0 and w.exc is None
+    assert w.ok is True and w.exc is None
     assert not marker_path(root).exists()
 
 
@@ -309,7 +310,7 @@ def test_category_folder_removed_and_recreated(root: Path, mode: str) -> None:
         # a folder moved away counts as removed
         os.rename(root / "runbooks", root / "runbooks-old")
         wait_for(lambda: "runbooks/r0.json" not in (indexed(root) or {"runbooks/r0.json": ""}), what="a moved folder")
-    assert w.rc == 0
+    assert w.ok is True
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -348,9 +349,9 @@ def test_native_observer_keeps_the_configured_debounce(root: Path) -> None:
 
 
 def test_polling_is_chosen_where_native_events_do_not_arrive(root: Path, monkeypatch) -> None:
-    import memindex.watch as watch
+    import memindex.watch.watcher as watcher
 
-    monkeypatch.setattr(watch, "needs_polling", lambda r: (True, "/mnt/c is a 9p file system (fake)"))
+    monkeypatch.setattr(watcher, "needs_polling", lambda r: (True, "/mnt/c is a 9p file system (fake)"))
     with Running(root, polling=None, interval=0.1) as w:
         assert w.watcher.observer_kind == "polling"
         start = next(r for r in w.records if r["event"] == "start")
@@ -360,7 +361,7 @@ def test_polling_is_chosen_where_native_events_do_not_arrive(root: Path, monkeyp
 
 
 def test_polling_cost_is_measured_and_bounded(root: Path, monkeypatch) -> None:
-    import memindex.watch as watch
+    import memindex.watch.poll as polling
 
     for i in range(20):
         write_mem(root, "decisions", f"f{i}", f"F {i}")
@@ -378,7 +379,7 @@ def test_polling_cost_is_measured_and_bounded(root: Path, monkeypatch) -> None:
     assert stop["poll"]["scans"] >= 2 and stop["poll"]["stat_calls_total"] >= 60
 
     # the default interval stretches when a scan costs more than the CPU budget
-    monkeypatch.setattr(watch, "POLL_CPU_BUDGET", 1e-7)
+    monkeypatch.setattr(polling, "POLL_CPU_BUDGET", 1e-7)
     with Running(root, polling=True, interval=None, debounce_ms=None) as w:
         poll = wait_for(lambda: [r for r in w.records if r["event"] == "poll"], what="a poll record")[0]
     # a scan delivers its events at once: the default debounce (400 ms) is cut when polling
@@ -404,7 +405,7 @@ def test_locked_index_is_logged_and_retried(root: Path) -> None:
         w.settle()
         assert "retry" in w.syncs()[-1]["trigger"]
         assert w.watcher.errors >= 1
-    assert w.rc == 0
+    assert w.ok is True
 
 
 def test_invalid_file_is_logged_and_watching_goes_on(root: Path) -> None:
@@ -414,7 +415,7 @@ def test_invalid_file_is_logged_and_watching_goes_on(root: Path) -> None:
         assert bad["path"] == "decisions/broken.json" and "invalid JSON" in bad["reason"]
         write_mem(root, "decisions", "broken", "Fixed now")
         wait_for(lambda: (indexed(root) or {}).get("decisions/broken.json") == "Fixed now", what="the fixed file")
-    assert w.rc == 0 and w.watcher.errors == 0
+    assert w.ok is True and w.watcher.errors == 0
 
 
 # --- one watcher per root ---------------------------------------------------------------------

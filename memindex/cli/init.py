@@ -1,0 +1,58 @@
+"""`memindex init`: a project's memory root, its config, and the permission rules."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from ..config import Config
+from ..defaults import MEMORY_DIR
+from ._common import AddParser, emit_json
+
+
+def register(add: AddParser) -> None:
+    p = add("init", example="memindex init --write-settings")
+    p.add_argument(
+        "--write-settings", action="store_true",
+        help="add the permission rules to .claude/settings.json (kept as it is otherwise; created if missing)",
+    )
+    p.set_defaults(handler=cmd_init)
+
+
+def cmd_init(args: argparse.Namespace, root: Path | None, cfg: Config) -> int:
+    """Create .claude/memory (folders, commented config), build its index, show the rules."""
+    from ..scaffold import add_permissions, init_project, permission_rules
+    from ..sync import sync
+
+    project = Path(os.path.abspath(args.root or os.getcwd()))
+    if project.parts[-2:] == MEMORY_DIR:
+        project = project.parent.parent
+    result = init_project(project)
+    sync(result.root, progress=False)
+    if args.write_settings:
+        add_permissions(project, result)
+    rules = permission_rules()
+    if args.json:
+        emit_json({
+            "root": str(result.root), "created": result.created, "kept": result.kept,
+            "rules": rules, "rules_added": result.rules_added if args.write_settings else None,
+        })
+        return 0
+    if args.quiet:
+        return 0
+    for rel in result.created:
+        print(f"created {rel}")
+    if not result.created:
+        print(f"{project / MEMORY_DIR[0] / MEMORY_DIR[1]} is already set up; nothing overwritten")
+    if args.write_settings:
+        where = project / MEMORY_DIR[0] / "settings.json"
+        print(f"added {len(result.rules_added)} permission rules to {where}" if result.rules_added
+              else f"{where} already has every permission rule")
+    else:
+        print("\nThe skills run `memindex` through Bash; allow them in .claude/settings.json"
+              " (or run `memindex init --write-settings`):")
+        print('{ "permissions": { "allow": [')
+        print(",\n".join(f'    "{r}"' for r in rules))
+        print("] } }")
+    return 0

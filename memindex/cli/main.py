@@ -1,0 +1,185 @@
+"""Entry point: global options, lazy subcommands, and the one exceptions -> exit codes table."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from .. import __version__
+from ..errors import (
+    HashConflict,
+    IndexUnavailable,
+    LockTimeout,
+    MemindexError,
+    RootNotFound,
+    UntrustedRoot,
+    UsageError,
+    WriteError,
+)
+from ._common import emit_json, err
+
+# Exit codes (documented in the README). Library code never sees these.
+EXIT_OK = 0
+EXIT_PROBLEMS = 1  # validate found invalid files; a command failed on bad input
+EXIT_USAGE = 2
+EXIT_LOCKED = 3  # the writer lock could not be taken in time
+EXIT_NO_INDEX = 4  # a reader found no usable index
+EXIT_NO_ROOT = 5  # no memory root found
+EXIT_CONFLICT = 6  # update --expect-hash: the file changed underneath
+EXIT_INTERNAL = 70  # a bug: one line instead of a traceback (MEMINDEX_DEBUG=1 shows it)
+
+# The one table: the first matching class decides (subclasses before their bases).
+EXIT_CODES: tuple[tuple[type[BaseException], int], ...] = (
+    (HashConflict, EXIT_CONFLICT),
+    (UsageError, EXIT_USAGE),
+    (WriteError, EXIT_PROBLEMS),
+    (LockTimeout, EXIT_LOCKED),
+    (IndexUnavailable, EXIT_NO_INDEX),
+    (RootNotFound, EXIT_NO_ROOT),
+    (UntrustedRoot, EXIT_NO_ROOT),
+    (MemindexError, EXIT_PROBLEMS),
+)
+
+# name -> (module under memindex.cli, help line, needs a memory root). Only the module of
+# the command being run is imported: `memindex search` never loads the watcher or the
+# write path.
+COMMANDS: dict[str, tuple[str, str, bool]] = {
+    "init": ("init", "create .claude/memory with its folders and a commented config; show or write the permission rules", False),
+    "sync": ("sync", "bring the index up to date (re-reads only changed files)", True),
+    "rebuild": ("sync", "re-read every memory file into the index (in place, one transaction)", True),
+    "search": ("search", "ranked memories for a query", True),
+    "status": ("status", "counts, index size, last sync, staleness, watcher", True),
+    "validate": ("validate", "check every memory file against schema 1.0 (exit 1 if any is invalid)", True),
+    "schema": ("validate", "print the JSON Schema of memory files", False),
+    "watch": ("watch", "keep the index fresh while memory files change (runs until Ctrl-C or SIGTERM)", True),
+    "save": ("write", "create a new memory from JSON; prints {status, path, id, sha256} as JSON (exit 1 if it exists or is invalid)", True),
+    "update": ("write", "merge changes into a memory (content key by key, other fields replaced); JSON answer", True),
+    "retire": ("write", "retire a memory (hidden from search; gc deletes it after the grace period)", True),
+    "archive": ("write", "archive a memory (kept, hidden from search)", True),
+    "unarchive": ("write", "make an archived memory active again", True),
+    "restore": ("write", "make a retired memory active again", True),
+    "gc": ("write", "delete retired memories older than delete.grace_period_days (default 30)", True),
+    "candidate": ("candidate", "the existing memory new information should update, and CREATE/UPDATE/UPDATE_OR_DELETE/NOOP (JSON)", True),
+}
+
+
+def _command_name(argv: Sequence[str]) -> str | None:
+    """The subcommand in argv (the first word that is not a global option or its value)."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--root":
+            skip = True
+        elif arg == "--":
+            return None
+        elif not arg.startswith("-"):
+            return arg
+    return None
+
+
+def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
+    """The parser, with full options for `wanted`'s module and a help line for the rest."""
+    parser = argparse.ArgumentParser(
+        prog="memindex",
+        description="Persistent full-text index of a project's .claude/memory files.",
+    )
+    parser.add_argument("--version", action="version", version=f"memindex {__version__}")
+    parser.add_argument(
+        "--root",
+        metavar="DIR",
+        help="memory folder (.claude/memory) or a project containing one; default: walk up from the working directory",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    module_name = COMMANDS[wanted][0] if wanted in COMMANDS else None
+
+    def add(name: str, json_flag: bool = True, example: str | None = None) -> argparse.ArgumentParser:
+        help_text = COMMANDS[name][1]
+        p = sub.add_parser(
+            name, help=help_text, description=help_text,
+            epilog=f"example: {example}" if example else None,
+        )
+        if json_flag:
+            p.add_argument("--json", action="store_true", help="machine-readable output")
+        p.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+        return p
+
+    for name, (module, help_text, _) in COMMANDS.items():
+        if module != module_name:
+            sub.add_parser(name, help=help_text, add_help=False)
+        elif name == next(n for n, spec in COMMANDS.items() if spec[0] == module):
+            importlib.import_module(f"{__package__}.{module}").register(add)
+    return parser
+
+
+def _fail(exc: BaseException, args: argparse.Namespace) -> int:
+    """One `memindex: ...` line for an exception, and its exit code from the table."""
+    import sqlite3
+
+    if isinstance(exc, sqlite3.Error):
+        from .. import index
+
+        where = index.index_path(args.root_path) if getattr(args, "root_path", None) else "the index"
+        if index.is_corruption(exc):
+            err(f"index {where} is corrupt ({exc}); run `memindex rebuild`")
+        else:
+            err(f"index {where}: {index.describe(exc, str(where))}")
+        return EXIT_NO_INDEX
+    if isinstance(exc, OSError):  # a full disk, a read-only or unreadable folder
+        err(f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else ""))
+        return EXIT_PROBLEMS
+    err(str(exc))
+    if isinstance(exc, WriteError) and getattr(args, "json", False):
+        emit_json(exc.to_json())
+    return next(code for cls, code in EXIT_CODES if isinstance(exc, cls))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_name(argv))
+    args = parser.parse_args(argv)
+    handler: Any = getattr(args, "handler", None)
+    if handler is None:  # a stub parser: cannot happen once the name was found, but be plain
+        parser.error(f"unknown command {args.command!r}")
+    from ..config import Config, load_config
+
+    root: Path | None = None
+    cfg = Config()
+    args.root_path = None
+    try:
+        if COMMANDS[args.command][2]:
+            from ..paths import find_root
+
+            root = Path(find_root(args.root, explicit=args.root is not None))
+            args.root_path = root
+            if not os.access(root, os.R_OK | os.X_OK):
+                err(f"cannot read the memory root {root}: permission denied")
+                return EXIT_PROBLEMS
+            cfg = load_config(root)
+            for warning in cfg.warnings:
+                err(f"config: {warning}")
+        return int(handler(args, root, cfg))
+    except BrokenPipeError:
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return 130
+    except (MemindexError, OSError) as exc:
+        return _fail(exc, args)
+    except Exception as exc:
+        import sqlite3
+
+        if isinstance(exc, sqlite3.Error):
+            return _fail(exc, args)
+        if os.environ.get("MEMINDEX_DEBUG"):
+            raise
+        err(f"internal error: {type(exc).__name__}: {exc} (MEMINDEX_DEBUG=1 shows the traceback; please report it)")
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

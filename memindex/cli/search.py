@@ -1,0 +1,75 @@
+"""`memindex search`: ranked memories for a query, as a compact list or JSON."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..config import Config
+from ..defaults import CATEGORIES
+from ..hits import Hit
+from ..text import sanitize_tag, sanitize_title
+from ._common import AddParser, clean_arg, emit_json, positive_int
+
+
+def register(add: AddParser) -> None:
+    p = add("search", example='memindex search "stripe webhook 400" -c runbook')
+    p.add_argument("query", nargs="+", help="free text; use -- before a query that starts with '-'")
+    p.add_argument("--limit", "-n", type=positive_int, default=None, help="at most N results (default 10)")
+    p.add_argument("--category", "-c", action="append", choices=CATEGORIES, help="only this category (repeatable)")
+    p.add_argument("--tag", "-t", help="only memories with this tag")
+    p.add_argument("--include-inactive", action="store_true", help="include retired and archived memories")
+    p.add_argument("--no-sync", action="store_true", help="do not sync a stale index first")
+    p.set_defaults(handler=cmd_search)
+
+
+def cmd_search(args: argparse.Namespace, root: Path, cfg: Config) -> int:
+    """Ranked memories for a query: a compact list, or JSON."""
+    from ..paths import display_prefix
+    from ..query import Filters, Params, search
+    from ..sync import open_fresh_reader
+
+    text = clean_arg(" ".join(args.query)) or ""
+    conn = open_fresh_reader(root, cfg, allow_sync=not args.no_sync)
+    try:
+        filters = Filters.from_config(
+            cfg,
+            categories=tuple(args.category or ()),
+            tag=clean_arg(args.tag),
+            include_inactive=args.include_inactive,
+        )
+        limit = args.limit if args.limit is not None else cfg["retrieval.search_limit"]
+        hits = search(conn, text, limit=limit, params=Params.from_config(cfg), filters=filters, related=True)
+    finally:
+        conn.close()
+    prefix = display_prefix(root)
+    if args.json:
+        emit_json([hit_json(h, prefix) for h in hits])
+    elif hits:
+        print(format_hits(hits, prefix))
+    return 0
+
+
+def hit_json(hit: Hit, prefix: str) -> dict[str, Any]:
+    return {
+        "path": prefix + hit.path,
+        "id": hit.id,
+        "category": hit.category,
+        "title": sanitize_title(hit.title),
+        "tags": hit.tags,
+        "updated_at": hit.updated_at,
+        "record_status": hit.record_status,
+        "score": round(hit.score, 4),
+    }
+
+
+def format_hits(hits: Sequence[Hit], prefix: str) -> str:
+    """The compact list an assistant reads before opening files."""
+    lines = []
+    for rank, hit in enumerate(hits, 1):
+        label = hit.category.upper() + ("" if hit.record_status == "active" else f", {hit.record_status}")
+        tags = ",".join(t for t in (sanitize_tag(t) for t in hit.tags) if t)
+        date = (hit.updated_at or "")[:10] or "-"
+        lines.append(f"{rank}. [{label}] {sanitize_title(hit.title)} | #{tags} | {date} | {prefix}{hit.path}")
+    return "\n".join(lines)

@@ -1,0 +1,79 @@
+"""`memindex status`: counts, index size, last sync, staleness, watcher."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..config import Config
+from ..defaults import CATEGORIES, RECORD_STATUSES
+from ._common import AddParser, emit_json
+
+
+def register(add: AddParser) -> None:
+    p = add("status", example="memindex status --json")
+    p.set_defaults(handler=cmd_status)
+
+
+def cmd_status(args: argparse.Namespace, root: Path, cfg: Config) -> int:
+    """Counts, index size, last sync, staleness."""
+    from .. import index
+    from ..index import reads
+    from ..store import walk
+    from ..sync import pending
+    from ..watch.marker import watcher_pid
+    from .main import EXIT_NO_INDEX
+
+    path = index.index_path(root)
+    info: dict[str, Any] = {"root": str(root), "index": str(path)}
+    try:
+        conn = index.open_reader(root)
+    except index.IndexUnavailable as exc:
+        info.update(ok=False, error=str(exc), files=len(walk(root)))
+        if args.json:
+            emit_json(info)
+        else:
+            print(f"root:    {root}\nindex:   unavailable: {exc}\nfiles:   {info['files']}")
+        return EXIT_NO_INDEX
+    with conn:
+        counts: dict[str, dict[str, int]] = {c: {s: 0 for s in RECORD_STATUSES} for c in CATEGORIES}
+        for category, status, n in reads.counts_by_status(conn):
+            counts.setdefault(category, {}).setdefault(status, 0)
+            counts[category][status] = n
+        meta = index.get_meta(conn)
+        invalid = reads.invalid_files(conn)
+        changed, gone = pending(root, conn)
+    size = sum(os.path.getsize(f"{path}{s}") for s in ("", "-wal") if os.path.exists(f"{path}{s}"))
+    last = meta.get("last_sync_ns")
+    info.update(
+        ok=True,
+        counts=counts,
+        memories=sum(sum(v.values()) for v in counts.values()),
+        invalid=invalid,
+        index_bytes=size,
+        last_sync=_iso(last) if isinstance(last, int) else None,
+        stale=bool(changed or gone),
+        pending={"changed_or_new": changed, "removed": gone},
+        watcher_pid=watcher_pid(root),
+    )
+    if args.json:
+        emit_json(info)
+        return 0
+    print(f"root:     {root}")
+    print(f"index:    {info['index']} ({size / 1024:.0f} KiB)")
+    print(f"synced:   {info['last_sync'] or 'never'}" + ("  (stale: run `memindex sync`)" if info["stale"] else "  (up to date)"))
+    if info["stale"]:
+        print(f"pending:  {changed} new or changed, {gone} removed")
+    print(f"watcher:  {'running, pid ' + str(info['watcher_pid']) if info['watcher_pid'] else 'not running'}")
+    print(f"memories: {info['memories']}  ({len(invalid)} invalid files)")
+    for category, by_status in counts.items():
+        parts = ", ".join(f"{n} {s}" for s, n in by_status.items() if n)
+        print(f"  {category:<16} {parts or '0'}")
+    return 0
+
+
+def _iso(ns: int) -> str:
+    return datetime.fromtimestamp(ns / 1e9, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,56 @@
+"""Shared pieces of the benchmarks (scripts/bench_*.py) and the stress run: timing helpers
+and the prompt hook's command line."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+HOOK_EVENTS = {"prompt": "UserPromptSubmit", "post-tool-use": "PostToolUse", "session-start": "SessionStart"}
+
+
+def hook_command(repo: Path, event: str = "prompt", python: str = sys.executable) -> list[str]:
+    """The command exactly as `<repo>/hooks/hooks.json` gives it to Claude Code, `python3`
+    being `python` (the interpreter memindex is installed for)."""
+    hooks = json.loads((repo / "hooks" / "hooks.json").read_text())["hooks"]
+    command = hooks[HOOK_EVENTS[event]][0]["hooks"][0]["command"].replace("${CLAUDE_PLUGIN_ROOT}", str(repo))
+    argv = shlex.split(command)
+    return [python, *argv[1:]]
+
+
+def timed(fn: Callable[[], object], repeat: int = 5) -> float:
+    """Median seconds of `repeat` calls."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    """p50 and p95 (nearest rank)."""
+    samples = sorted(samples)
+    return samples[len(samples) // 2], samples[min(len(samples) - 1, int(len(samples) * 0.95))]
+
+
+def time_process(cmd: list[str], stdin: bytes, env: dict) -> float:
+    """Seconds from the start of a process to its exit (its output discarded)."""
+    start = time.perf_counter()
+    subprocess.run(cmd, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False)
+    return time.perf_counter() - start
+
+
+def series(jobs: list[tuple[list[str], list[bytes]]], env: dict, runs: int) -> list[tuple[float, float]]:
+    """p50/p95 of each (command, payloads), their runs interleaved so that drift hits all alike."""
+    times: list[list[float]] = [[] for _ in jobs]
+    for i in range(runs):
+        for (cmd, payloads), samples in zip(jobs, times):
+            samples.append(time_process(cmd, payloads[i % len(payloads)], env))
+    return [(statistics.median(t), sorted(t)[min(len(t) - 1, int(len(t) * 0.95))]) for t in times]

@@ -1,0 +1,42 @@
+"""The on-disk index `<root>/.index.db`: the only module that speaks SQL.
+
+`db` opens, creates and repairs the file; `rows` is what writers (sync, rebuild, watch,
+the write path, all under the lock in `sync`) put in; `reads` is every query readers (the
+hook, search, status) ask. Readers open it read-only and never touch the memory files.
+"""
+
+from ..errors import IndexUnavailable
+from .db import (
+    describe,
+    folder_mtimes,
+    get_meta,
+    index_path,
+    is_corruption,
+    is_stale,
+    now_ns,
+    open_reader,
+    open_writer,
+    remove_db_files,
+    set_meta,
+    transaction,
+)
+from .rows import (
+    PREFIX_MARK,
+    count_documents,
+    count_invalid,
+    index_md_lines,
+    mark_invalid,
+    optimize,
+    remove,
+    reset,
+    stored_stats,
+    tag_key,
+    upsert,
+)
+
+__all__ = [
+    "IndexUnavailable", "PREFIX_MARK", "describe", "folder_mtimes", "get_meta", "index_path", "is_corruption",
+    "is_stale", "mark_invalid", "now_ns", "open_reader", "open_writer", "remove", "remove_db_files", "reset",
+    "set_meta", "stored_stats", "tag_key", "upsert", "transaction", "count_documents", "count_invalid",
+    "index_md_lines", "optimize",
+]

@@ -1,0 +1,284 @@
+"""The SQLite file itself: schema, opening for readers and writers, repair, meta, freshness."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from ..defaults import FOLDERS, INDEX_FILE, INDEX_VERSION, TOKENIZER
+from .. import rootfs
+from ..errors import IndexUnavailable, UnsafeFile
+
+
+SCHEMA = f"""
+CREATE TABLE documents(
+    rowid INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    category TEXT NOT NULL,
+    title TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    tag_key TEXT NOT NULL,
+    record_status TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    related_files TEXT NOT NULL,
+    confidence REAL,
+    problems TEXT,
+    index_line TEXT,
+    successors TEXT
+);
+CREATE INDEX documents_category ON documents(category, record_status, updated_at);
+CREATE INDEX documents_id ON documents(id);
+CREATE TABLE invalid(
+    path TEXT PRIMARY KEY,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
+    error TEXT NOT NULL
+);
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE tag_index(tag TEXT NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY (tag, doc)) WITHOUT ROWID;
+CREATE INDEX tag_index_doc ON tag_index(doc);
+CREATE VIRTUAL TABLE fts USING fts5(title, tags, body, kind, tokenize='{TOKENIZER}');
+"""
+_TABLES = ("fts_vocab", "fts", "documents", "invalid", "meta", "tag_index")
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """Is this SQLite error a damaged file (as opposed to a busy lock or a full disk)?"""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text
+
+
+def index_path(root: str | os.PathLike[str]) -> str:
+    return os.path.join(root, INDEX_FILE)
+
+
+def _uri(path: str) -> str:
+    """A read-only SQLite URI for a file path (percent-encoding what URIs reserve)."""
+    quoted = path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    return f"file:{quoted}?mode=ro"
+
+
+MMAP_BYTES = 256 * 1024 * 1024  # memory-mapped reads: a large index is read without copying
+
+
+def _pragmas(conn: sqlite3.Connection, busy_ms: int) -> None:
+    conn.execute(f"PRAGMA busy_timeout={int(busy_ms)}")
+    conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
+
+
+def open_reader(root: str | os.PathLike[str], busy_ms: int = 2000) -> sqlite3.Connection:
+    """A read-only connection to a valid index, or IndexUnavailable with the reason.
+
+    A WAL reader needs the `-shm` file; where it cannot be made (a read-only folder, a full
+    disk) the index is opened immutable: the last checkpointed state, still consistent."""
+    path = index_path(root)
+    _check_files(path)
+    if not os.path.exists(path):
+        raise IndexUnavailable(f"no index at {path} (run `memindex sync`)")
+    try:
+        return _open_ro(path, _uri(path), busy_ms)
+    except sqlite3.Error as exc:
+        if is_corruption(exc):
+            raise IndexUnavailable(f"index {path} is corrupt ({exc}); run `memindex rebuild`") from None
+        if not _cannot_share(exc):  # busy or locked: a writer is at work, never read around it
+            raise IndexUnavailable(f"cannot read the index {path}: {exc}") from None
+        try:
+            return _open_ro(path, _uri(path) + "&immutable=1", busy_ms)
+        except sqlite3.Error:
+            raise IndexUnavailable(f"cannot read the index {path}: {exc}") from None
+
+
+def _cannot_share(exc: BaseException) -> bool:
+    """Could the reader not set up its shared-memory file (read-only folder, full disk)?"""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (8, 10, 13, 14)  # READONLY, IOERR, FULL, CANTOPEN
+    text = str(exc).lower()
+    return any(k in text for k in ("readonly", "read-only", "disk i/o", "unable to open", "disk is full"))
+
+
+def _open_ro(path: str, uri: str, busy_ms: int) -> sqlite3.Connection:
+    conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+    try:
+        _pragmas(conn, busy_ms)
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version != INDEX_VERSION:
+            raise IndexUnavailable(
+                f"index {path} has version {version}, this memindex needs {INDEX_VERSION} (run `memindex sync`)"
+            )
+        damage = _damage(conn)
+        if damage:
+            raise IndexUnavailable(f"{path}: {damage}; run `memindex sync`")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _create(conn: sqlite3.Connection) -> None:
+    """(Re)create the schema inside the caller's transaction: readers keep their snapshot."""
+    for table in _TABLES:
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    for statement in SCHEMA.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    conn.execute(f"PRAGMA user_version={INDEX_VERSION}")
+
+
+def describe(exc: BaseException, path: str) -> str:
+    """The SQLite error, plus which file is to blame when the index cannot be written."""
+    text = str(exc)
+    if "readonly" in text or "read-only" in text:
+        for candidate in (path, path + "-wal", path + "-shm", os.path.dirname(path) or "."):
+            if os.path.exists(candidate) and not os.access(candidate, os.W_OK):
+                return f"{text} ({candidate} is not writable: fix its permissions or remove it)"
+    return text
+
+
+def remove_db_files(path: str) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(f"{path}{suffix}")
+        except FileNotFoundError:
+            pass
+        except IsADirectoryError:
+            raise IndexUnavailable(f"{path}{suffix} is a directory, not an index: remove it") from None
+
+
+def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str | None]:
+    """A read-write connection to a valid index, creating or repairing it.
+
+    Returns (connection, why it was rebuilt or None). The caller must hold the lock. A
+    wrong-version index is recreated in place (one transaction, readers unharmed); a file
+    that is not a database is replaced.
+    """
+    path = index_path(root)
+    _check_files(path)
+    reason = None if os.path.exists(path) else "index was missing"
+    for attempt in (1, 2):
+        try:
+            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise IndexUnavailable(f"cannot open {path}: {exc}") from None
+        try:
+            _pragmas(conn, 10_000)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA cache_size=-65536")  # 64 MiB: a large sync's b-tree pages stay in memory
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            damage = _damage(conn) if version == INDEX_VERSION else None
+            if version == INDEX_VERSION and damage is None:
+                return conn, reason
+            reason = reason or damage or f"index had version {version}, expected {INDEX_VERSION}"
+            conn.execute("BEGIN IMMEDIATE")
+            _create(conn)
+            conn.execute("COMMIT")
+            return conn, reason
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            if not is_corruption(exc):  # a full disk, a read-only file, an I/O error: keep the index
+                raise IndexUnavailable(f"cannot write the index {path}: {describe(exc, path)}") from None
+            if attempt == 2:
+                raise IndexUnavailable(f"cannot create index {path}: {exc}") from None
+            reason = f"index was corrupt ({exc})"
+            remove_db_files(path)
+    raise AssertionError("unreachable")
+
+
+def set_meta(conn: sqlite3.Connection, **values: object) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+        [(k, json.dumps(v)) for k, v in values.items()],
+    )
+
+
+def get_meta(conn: sqlite3.Connection) -> dict[str, object]:
+    """The meta table; IndexUnavailable if a value is not JSON (writers rebuild such an
+    index: `_damage`)."""
+    try:
+        return {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise IndexUnavailable(f"the index's metadata is damaged ({exc}); run `memindex sync`") from None
+
+
+_PROBES = (("documents", "rowid"), ("invalid", "path"), ("meta", "key"), ("tag_index", "tag"), ("fts", "rowid"))
+
+
+def _damage(conn: sqlite3.Connection) -> str | None:
+    """Why an index of the right version cannot be used as it is (a table dropped, meta
+    that is not JSON), or None. A writer rebuilds such an index in place."""
+    try:
+        for table, column in _PROBES:
+            conn.execute(f"SELECT {column} FROM {table} LIMIT 1").fetchall()
+        get_meta(conn)
+    except sqlite3.OperationalError as exc:
+        return f"index was incomplete ({exc})"
+    except IndexUnavailable as exc:
+        return f"index was damaged ({exc})"
+    return None
+
+
+def _check_files(path: str) -> None:
+    """The index and its companions must be regular files of this user (never a link)."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            rootfs.check(path + suffix)
+        except UnsafeFile as exc:
+            raise IndexUnavailable(str(exc)) from None
+
+
+def folder_mtimes(root: str | os.PathLike[str]) -> dict[str, int]:
+    """mtime_ns of each category folder (0 when absent): the O(1) freshness key.
+
+    A folder's mtime moves when a file in it is created, deleted or renamed (atomic writes
+    included); an in-place edit is caught by the PostToolUse hook, watch, or the next sync.
+    """
+    out: dict[str, int] = {}
+    for name in FOLDERS:
+        try:
+            out[name] = os.stat(os.path.join(root, name)).st_mtime_ns
+        except OSError:
+            out[name] = 0
+    return out
+
+
+def is_stale(conn: sqlite3.Connection, root: str | os.PathLike[str]) -> bool:
+    """The cheap check: have the category folders changed since the last sync?"""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'folder_mtimes'").fetchone()
+    if row is None:
+        return True
+    try:
+        return json.loads(row[0]) != folder_mtimes(root)
+    except (ValueError, TypeError):
+        return True  # damaged: the sync it triggers repairs it
+
+
+def now_ns() -> int:
+    return time.time_ns()
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction (BEGIN IMMEDIATE: the write lock up front, so a reader's
+    snapshot is never upgraded mid-way); rolled back on any exception, KeyboardInterrupt too."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise

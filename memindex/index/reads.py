@@ -1,0 +1,212 @@
+"""Reader-side queries: every statement the hook, search and status run against the index.
+
+User text reaches these only as bound parameters or as FTS5 expressions that `query` built
+from double-quoted terms; lists of any length are bound as one JSON array (`IN_LIST`),
+because SQLite builds cap bound variables (999 in older ones).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+
+from ..defaults import TOKENIZER
+
+HIT_COLUMNS = "d.rowid, d.path, d.id, d.category, d.title, d.tags, d.updated_at, d.record_status"
+IN_LIST = "(SELECT value FROM json_each(?))"  # an IN list bound as one JSON array
+
+
+def json_list(values: Iterable[object]) -> str:
+    return json.dumps(list(values))
+
+
+# --- counts for planning --------------------------------------------------------------
+
+
+def doc_count(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'doc_count'").fetchone()
+    if row is not None:
+        return int(json.loads(row[0]))
+    return conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+
+
+def top_rowid(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT max(rowid) FROM documents").fetchone()
+    return row[0] or 0
+
+
+def sample_matches(conn: sqlite3.Connection, expression: str, sample: int) -> tuple[int, int | None]:
+    """(matches among the first `sample`, the largest rowid among them)."""
+    return conn.execute(
+        "SELECT count(*), max(rowid) FROM (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?)", (expression, sample)
+    ).fetchone()
+
+
+def tag_count(conn: sqlite3.Connection, tag: str, cap: int) -> int:
+    """Memories carrying a tag, counted up to `cap`."""
+    return conn.execute("SELECT count(*) FROM (SELECT 1 FROM tag_index WHERE tag = ? LIMIT ?)", (tag, cap)).fetchone()[0]
+
+
+# --- filters and documents ------------------------------------------------------------
+
+
+def filter_sql(
+    categories: Sequence[str], tag_key: str | None, cutoffs: Sequence[tuple[str, str]]
+) -> tuple[str, list[object]]:
+    """` AND ...` clauses on `documents d`: categories, a tag (as `index.tag_key` writes it),
+    and per-category cutoffs (memories updated before the cutoff are hidden)."""
+    clauses, args = [], []
+    if categories:
+        clauses.append(f"d.category IN ({','.join('?' * len(categories))})")
+        args.extend(categories)
+    if tag_key:
+        clauses.append("instr(d.tag_key, ?) > 0")
+        args.append(tag_key)
+    for category, cutoff in cutoffs:
+        clauses.append("NOT (d.category = ? AND d.updated_at != '' AND substr(d.updated_at, 1, 19) < ?)")
+        args.extend((category, cutoff))
+    return "".join(f" AND {c}" for c in clauses), args
+
+
+def documents(conn: sqlite3.Connection, rowids: Iterable[int], where: str = "", args: Sequence[object] = ()) -> list[tuple]:
+    """The `HIT_COLUMNS` of these memories that pass the filters `where`."""
+    return conn.execute(
+        f"SELECT {HIT_COLUMNS} FROM documents d WHERE d.rowid IN {IN_LIST}{where}", (json_list(rowids), *args)
+    ).fetchall()
+
+
+def successors(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, list[str]]:
+    """rowid -> the replacements a retired or archived memory names."""
+    return {
+        rowid: json.loads(raw)
+        for rowid, raw in conn.execute(
+            f"SELECT rowid, successors FROM documents WHERE successors IS NOT NULL AND rowid IN {IN_LIST}",
+            (json_list(rowids),),
+        )
+    }
+
+
+def active_by_ref(
+    conn: sqlite3.Connection, ids: Sequence[str], paths: Sequence[str], where: str, args: Sequence[object]
+) -> list[tuple]:
+    """Active memories with one of these ids or paths, passing the filters."""
+    return conn.execute(
+        f"SELECT {HIT_COLUMNS} FROM documents d WHERE d.record_status = 'active'"
+        f" AND (d.id IN {IN_LIST} OR d.path IN {IN_LIST}){where}",
+        (json_list(ids), json_list(paths), *args),
+    ).fetchall()
+
+
+def latest(conn: sqlite3.Connection, category: str, limit: int) -> list[tuple]:
+    """The most recently updated active memories of a category (`HIT_COLUMNS`)."""
+    return conn.execute(
+        f"SELECT {HIT_COLUMNS} FROM documents d WHERE d.category = ? AND d.record_status = 'active'"
+        " ORDER BY d.updated_at DESC LIMIT ?",
+        (category, limit),
+    ).fetchall()
+
+
+def active_entries(conn: sqlite3.Connection) -> Iterable[tuple]:
+    """Every active memory's (`HIT_COLUMNS`): the old matcher scans them all."""
+    return conn.execute(f"SELECT {HIT_COLUMNS} FROM documents d WHERE d.record_status = 'active'")
+
+
+# --- ranking --------------------------------------------------------------------------
+
+
+def rank(conn: sqlite3.Connection, match: str, weights: Sequence[float], limit: int) -> list[tuple[int, float]]:
+    """(rowid, bm25) of the best `limit` matches, ranked by FTS5 alone (lower is better)."""
+    return conn.execute(
+        "SELECT rowid, bm25(fts, ?, ?, ?, ?) AS s FROM fts WHERE fts MATCH ? ORDER BY s LIMIT ?",
+        (*weights, match, limit),
+    ).fetchall()
+
+
+def rank_filtered(
+    conn: sqlite3.Connection, match: str, weights: Sequence[float], where: str, args: Sequence[object], limit: int
+) -> list[tuple]:
+    """`HIT_COLUMNS` + bm25 of the best `limit` matches passing the filters (joined in SQL)."""
+    return conn.execute(
+        f"SELECT {HIT_COLUMNS}, bm25(fts, ?, ?, ?, ?) AS s FROM fts JOIN documents d ON d.rowid = fts.rowid"
+        f" WHERE fts MATCH ?{where} ORDER BY s LIMIT ?",
+        (*weights, match, *args, limit),
+    ).fetchall()
+
+
+def tag_boosts(
+    conn: sqlite3.Connection,
+    lend: dict[str, float],
+    *,
+    among: Iterable[int] | None = None,
+    outside: Iterable[int] | None = None,
+    where: str = "",
+    args: Sequence[object] = (),
+    limit: int = -1,
+) -> list[tuple[int, float]]:
+    """(memory, sum of what its tags lend), largest first, summed by SQLite: `among` these
+    memories, or `outside` these ones passing the filters `where`, or over all."""
+    values = ",".join(["(?,?)"] * len(lend))
+    join, condition, extra = "", "1", []
+    if among is not None:
+        condition, extra = f"t.doc IN {IN_LIST}", [json_list(among)]
+    elif outside is not None:
+        join = " JOIN documents d ON d.rowid = t.doc"
+        condition, extra = f"d.rowid NOT IN {IN_LIST}{where}", [json_list(outside), *args]
+    return conn.execute(
+        f"WITH w(tag, lend) AS (VALUES {values}) SELECT t.doc, sum(w.lend) AS b FROM w"
+        f" JOIN tag_index t ON t.tag = w.tag{join} WHERE {condition} GROUP BY t.doc ORDER BY b DESC, t.doc LIMIT ?",
+        (*(x for item in lend.items() for x in item), *extra, limit),
+    ).fetchall()
+
+
+# --- status ---------------------------------------------------------------------------
+
+
+def counts_by_status(conn: sqlite3.Connection) -> list[tuple[str, str, int]]:
+    return conn.execute("SELECT category, record_status, count(*) FROM documents GROUP BY 1, 2").fetchall()
+
+
+def invalid_files(conn: sqlite3.Connection) -> dict[str, str]:
+    return dict(conn.execute("SELECT path, error FROM invalid"))
+
+
+# --- exact re-matching of a few memories ----------------------------------------------
+
+
+class Scratch:
+    """A private in-memory FTS5 table with the index's tokenizer, to re-check which terms a
+    handful of memories match: exact FTS5 semantics, no second matcher to drift."""
+
+    _conn: sqlite3.Connection | None = None
+
+    @classmethod
+    def _db(cls) -> sqlite3.Connection:
+        if cls._conn is None:
+            conn = sqlite3.connect(":memory:", check_same_thread=False)
+            conn.execute(f"CREATE VIRTUAL TABLE h USING fts5(title, tags, body, kind, tokenize='{TOKENIZER}')")
+            cls._conn = conn
+        return cls._conn
+
+    @classmethod
+    def load_from(cls, conn: sqlite3.Connection, rowids: Iterable[int]) -> None:
+        """Copy these memories' indexed text from the index."""
+        rows = conn.execute(
+            f"SELECT rowid, title, tags, body, kind FROM fts WHERE rowid IN {IN_LIST}", (json_list(rowids),)
+        ).fetchall()
+        db = cls._db()
+        db.execute("DELETE FROM h")
+        db.executemany("INSERT INTO h(rowid, title, tags, body, kind) VALUES (?,?,?,?,?)", rows)
+
+    @classmethod
+    def load_text(cls, text: str) -> None:
+        """One piece of free text, as the body of rowid 1."""
+        db = cls._db()
+        db.execute("DELETE FROM h")
+        db.execute("INSERT INTO h(rowid, body) VALUES (1, ?)", (text,))
+
+    @classmethod
+    def matching(cls, expression: str, columns: Sequence[str] = ()) -> list[int]:
+        """rowids of the loaded memories that match an FTS5 expression (in `columns` only)."""
+        only = "{" + " ".join(columns) + "} : " if columns else ""
+        return [r for (r,) in cls._db().execute("SELECT rowid FROM h WHERE h MATCH ?", (f"{only}({expression})",))]

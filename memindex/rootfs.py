@@ -1,0 +1,85 @@
+"""The one way memindex opens its own files in a memory root (lock, markers, log, config,
+index): never through a symbolic link, never blocking on a FIFO or a device, only a
+regular file owned by the current user, and read with a size bound.
+
+A memory root is untrusted input (a cloned repository can carry links and FIFOs under
+`.claude/memory/`); `docs/reliability.md` states the threat model. Standard library only:
+the prompt hook uses it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat as stat_mod
+
+from .errors import UnsafeFile
+
+_BASE = os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
+
+def _why_unsafe(st: os.stat_result) -> str | None:
+    if stat_mod.S_ISLNK(st.st_mode):
+        return "is a symbolic link"
+    if not stat_mod.S_ISREG(st.st_mode):
+        return "is not a regular file"
+    if st.st_uid != os.geteuid():
+        return f"is owned by uid {st.st_uid}, not by this user ({os.geteuid()})"
+    return None
+
+
+def open_fd(path: str, flags: int = os.O_RDONLY, mode: int = 0o600) -> int:
+    """os.open without following a link or blocking, then a regular-file, same-owner check.
+
+    Raises UnsafeFile (with the path and the reason) for a link, FIFO, device, directory or
+    another user's file; FileNotFoundError when it is absent and O_CREAT was not given."""
+    try:
+        fd = os.open(path, flags | _BASE, mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafeFile(path, "is a symbolic link") from None
+        if exc.errno in (errno.ENXIO, errno.EISDIR):  # a FIFO without a reader, a folder
+            raise UnsafeFile(path, "is not a regular file") from None
+        raise
+    try:
+        why = _why_unsafe(os.fstat(fd))
+        if why:
+            raise UnsafeFile(path, why)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read(path: str, max_bytes: int) -> bytes | None:
+    """The file's bytes (at most `max_bytes`; longer raises UnsafeFile), or None if absent."""
+    try:
+        fd = open_fd(path)
+    except FileNotFoundError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise UnsafeFile(path, f"is larger than {max_bytes} bytes")
+    return data
+
+
+def write(path: str, data: bytes, append: bool = False) -> None:
+    """Create, truncate or append to one of memindex's small files."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+    fd = open_fd(path, flags, 0o644)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+
+
+def check(path: str) -> None:
+    """For files another library opens by name (SQLite's index, its -wal/-shm/-journal):
+    raise UnsafeFile unless the path is absent or a regular file of this user."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    why = _why_unsafe(st)
+    if why:
+        raise UnsafeFile(path, why)

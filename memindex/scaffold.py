@@ -1,0 +1,82 @@
+"""First use: create a project's memory root and the permission rules its skills need.
+
+Idempotent and never destructive: existing folders and files are kept as they are, and a
+settings file that is not valid JSON is refused rather than rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .defaults import CONFIG_FILE, FOLDERS, MEMORY_DIR
+from .errors import MemindexError
+from .files import create_exclusive, replace_atomic
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@dataclass
+class InitResult:
+    root: Path
+    created: list[str] = field(default_factory=list)  # relative to the project
+    kept: list[str] = field(default_factory=list)
+    rules_added: list[str] = field(default_factory=list)
+
+
+def permission_rules() -> list[str]:
+    """The allow rules the skills need (memindex/data/permissions.json)."""
+    return list(json.loads((DATA / "permissions.json").read_text(encoding="utf-8"))["allow"])
+
+
+def init_project(project: Path) -> InitResult:
+    """Create `<project>/.claude/memory/` with its category folders and a commented config."""
+    if not project.is_dir():
+        raise MemindexError(f"{project} is not a folder")
+    root = project.joinpath(*MEMORY_DIR)
+    result = InitResult(root=root)
+    for rel in [Path(MEMORY_DIR[0]), Path(*MEMORY_DIR), *(Path(*MEMORY_DIR, f) for f in FOLDERS)]:
+        path = project / rel
+        if path.is_symlink() or (path.exists() and not path.is_dir()):
+            raise MemindexError(f"{path} exists and is not a folder: move it away first")
+        if path.is_dir():
+            result.kept.append(f"{rel}/")
+        else:
+            path.mkdir(mode=0o755)
+            result.created.append(f"{rel}/")
+    config = root / CONFIG_FILE
+    rel = str(Path(*MEMORY_DIR, CONFIG_FILE))
+    try:
+        create_exclusive(str(config), (DATA / "memory-config.template.json").read_bytes())
+        result.created.append(rel)
+    except FileExistsError:
+        result.kept.append(rel)
+    return result
+
+
+def add_permissions(project: Path, result: InitResult | None = None) -> list[str]:
+    """Merge the skills' allow rules into `<project>/.claude/settings.json`; returns the
+    rules that were not there yet. Anything else in the file is left as it is."""
+    path = project / MEMORY_DIR[0] / "settings.json"
+    settings: Any = {}
+    if path.exists():
+        try:
+            settings = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise MemindexError(f"{path} is not valid JSON ({exc}); fix it or add the rules by hand") from None
+        if not isinstance(settings, dict) or not isinstance(settings.get("permissions", {}), dict):
+            raise MemindexError(f"{path}: expected an object with a 'permissions' object; add the rules by hand")
+    allow = settings.setdefault("permissions", {}).setdefault("allow", [])
+    if not isinstance(allow, list):
+        raise MemindexError(f"{path}: permissions.allow is not a list; add the rules by hand")
+    added = [rule for rule in permission_rules() if rule not in allow]
+    if added:
+        allow.extend(added)
+        os.makedirs(path.parent, exist_ok=True)
+        replace_atomic(str(path), (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    if result is not None:
+        result.rules_added = added
+    return added

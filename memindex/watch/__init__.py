@@ -1,0 +1,55 @@
+"""`memindex watch`: keep the index fresh while memory files change.
+
+* `watcher`: the `Watcher` (one per memory root) that turns file events into incremental
+  syncs, with its checks and retries, and its `Log`;
+* `events`: which file events count, and how they are batched;
+* `mounts`: where native file events do not arrive (WSL /mnt drives, SMB, NFS, VM shares);
+* `poll`: the scanner that polls there instead, at a bounded cost;
+* `marker`: the pid marker `<root>/.watch.pid`, read by `status` and the prompt hook.
+
+The command is `memindex.cli.watch`. This package imports nothing up front: the prompt hook
+loads `marker` alone (standard library only), and the names below load their module on
+first use. watchdog is imported inside functions only: other commands do not pay for it.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .events import Batch
+    from .marker import Marker, marker_path, pid_alive, watcher_pid
+    from .mounts import mount_of, needs_polling, read_mounts
+    from .poll import PollScanner, Snapshot
+    from .watcher import Log, Watcher
+
+# name -> the submodule that defines it
+_EXPORTS = {
+    "Batch": "events",
+    "Log": "watcher",
+    "Marker": "marker",
+    "PollScanner": "poll",
+    "Snapshot": "poll",
+    "Watcher": "watcher",
+    "marker_path": "marker",
+    "mount_of": "mounts",
+    "needs_polling": "mounts",
+    "pid_alive": "marker",
+    "read_mounts": "mounts",
+    "watcher_pid": "marker",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

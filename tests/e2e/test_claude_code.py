@@ -1,0 +1,379 @@
+"""End-to-end: the real Claude Code CLI, with this checkout installed as a plugin, against a
+fake Anthropic Messages API on 127.0.0.1 (fake_api.py). Each test asserts on what the fake
+model was sent (request bodies), on the CLI's hook events, or on what landed on disk.
+
+Run: python -m pytest -m e2e   (see conftest.py; tests/e2e/run.sh adds a network namespace)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from e2e_support import base_env, copy_demo, memindex, memory_contexts, message_texts, run_bounded, search_paths, wait_for
+from fake_api import text, tool_use
+
+RUNBOOK = ".claude/memory/runbooks/flaky-ci-integration-tests-postgres.json"
+FLAKY_PROMPT = "Our CI is flaky: integration tests fail before Postgres is ready. What did we do last time?"
+FOLLOW_UP = "why did that break again?"
+UNRELATED_PROMPT = "Write a haiku about autumn leaves falling in the park"
+PLAIN_PREFIX = "UserPromptSubmit hook success: "  # how Claude Code 2.1.x labels a hook's plain stdout
+
+
+def bash(command: str, description: str = "Run a command") -> list[dict]:
+    return [tool_use("Bash", {"command": command, "description": description})]
+
+
+def say(value: str) -> list[dict]:
+    return [text(value)]
+
+
+def allow(*rules: str) -> str:
+    # one argument: --allowedTools is variadic and would swallow a following prompt
+    return "--allowedTools=" + ",".join(rules)
+
+
+def attachments(run, kind: str) -> list[dict]:
+    return [e["attachment"] for e in run.transcript_entries()
+            if e.get("type") == "attachment" and e.get("attachment", {}).get("type") == kind]
+
+
+def result_for(run, tool_name: str) -> list[dict]:
+    """tool_result blocks answering the fake model's calls of one tool, in order."""
+    body = run.last_body
+    ids = [b["id"] for m in body["messages"] if m["role"] == "assistant" and isinstance(m["content"], list)
+           for b in m["content"] if b.get("type") == "tool_use" and b.get("name") == tool_name]
+    return [r for r in run.tool_results() if r["tool_use_id"] in ids]
+
+
+# --- install ----------------------------------------------------------------------------------
+
+
+def test_plugin_validates_installs_and_lists_hooks_and_skills(installed):
+    assert installed.validate.returncode == 0, installed.validate.stdout + installed.validate.stderr
+    assert "Validation passed" in installed.validate.stdout
+    assert installed.validate_manifest.returncode == 0, installed.validate_manifest.stdout
+    assert "Validation passed" in installed.validate_manifest.stdout
+
+    entry = next(p for p in installed.listing if p["id"] == "memindex@memindex")
+    assert entry["enabled"] is True and entry["scope"] == "user"
+
+    details = installed.details.stdout
+    assert installed.details.returncode == 0, details + installed.details.stderr
+    assert re.search(r"Skills \(2\)\s+memory-save, memory-search", details), details
+    assert re.search(r"Hooks \(3\)\s+UserPromptSubmit, PostToolUse, SessionStart", details), details
+
+
+def test_marketplace_validates_strict(tools, installed):
+    proc = run_bounded([tools.claude, "plugin", "validate", "--strict", str(installed.source)], base_env(installed.home))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# --- the prompt hook ---------------------------------------------------------------------------
+
+
+def test_relevant_prompt_gets_memory_context(claude, demo_project, installed):
+    run = claude(demo_project, FLAKY_PROMPT, script=[say("Wait for Postgres with pg_isready.")])
+    # a directory marketplace's plugin runs in place, from that directory (not from the
+    # copy `plugin install` makes under ~/.claude/plugins/cache)
+    [init] = [e for e in run.events if e.get("subtype") == "init"]
+    [plugin] = [p for p in init["plugins"] if p["name"] == "memindex"]
+    assert Path(plugin["path"]).resolve() == installed.source and plugin["source"] == "memindex@memindex"
+
+    blocks = memory_contexts(run.last_body, since_last_prompt=True)
+    assert len(blocks) == 1, blocks
+    role, block = blocks[0]
+    assert RUNBOOK in block
+    # How it reaches the model: the hook's plain stdout, in a `system` role message of the
+    # messages array that follows the user prompt, after the label Claude Code gives it.
+    assert role == "system"
+    assert block.startswith(PLAIN_PREFIX + '<memory-context source=".claude/memory/">')
+    # the user prompt itself is sent unchanged
+    assert any(role == "user" and t == FLAKY_PROMPT for _, role, t in message_texts(run.last_body))
+
+    hook = run.hook("UserPromptSubmit")
+    assert len(hook) == 1 and hook[0]["exit_code"] == 0
+    assert hook[0]["stdout"].strip() == block[len(PLAIN_PREFIX):]
+
+    # The transcript keeps it as an attachment of type hook_success (what -c replays).
+    success = [a for a in attachments(run, "hook_success") if a["hookEvent"] == "UserPromptSubmit"]
+    assert len(success) == 1 and RUNBOOK in success[0]["content"] and success[0]["exitCode"] == 0
+
+
+def test_unrelated_prompt_gets_no_memory_context(claude, demo_project):
+    run = claude(demo_project, UNRELATED_PROMPT, script=[say("Leaves drift and fall.")])
+    assert memory_contexts(run.last_body) == []
+    assert [h["stdout"] for h in run.hook("UserPromptSubmit")] == [""]
+
+
+def test_json_additional_context_and_plain_stdout_reach_the_model_alike(claude, demo_project):
+    """A second UserPromptSubmit hook (project settings) answers in the JSON form
+    hookSpecificOutput.additionalContext: both end up in the same `system` message."""
+    probe = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "<probe-json>from JSON</probe-json>"}}
+    settings = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": f"printf '%s' '{json.dumps(probe)}'"}]}]}}
+    (demo_project / ".claude" / "settings.json").write_text(json.dumps(settings))
+
+    run = claude(demo_project, FLAKY_PROMPT, script=[say("ok")])
+    system = [t for _, role, t in message_texts(run.last_body) if role == "system"]
+    joined = "\n".join(system)
+    assert "UserPromptSubmit hook additional context: <probe-json>from JSON</probe-json>" in joined
+    assert PLAIN_PREFIX + '<memory-context source=".claude/memory/">' in joined
+    assert attachments(run, "hook_additional_context")[0]["content"] == ["<probe-json>from JSON</probe-json>"]
+    assert RUNBOOK in attachments(run, "hook_success")[0]["content"]
+
+
+def test_follow_up_in_continued_session_is_enriched_from_the_transcript(claude, demo_project):
+    # a second hook records what Claude Code gives the UserPromptSubmit hooks on stdin
+    inputs = demo_project / "hook-inputs.jsonl"
+    record = 'cat >> "$CLAUDE_PROJECT_DIR/hook-inputs.jsonl"; echo >> "$CLAUDE_PROJECT_DIR/hook-inputs.jsonl"'
+    settings = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": record}]}]}}
+    (demo_project / ".claude" / "settings.json").write_text(json.dumps(settings))
+
+    first = claude(demo_project, FLAKY_PROMPT, script=[say("Wait for Postgres with pg_isready before the tests.")])
+    second = claude(demo_project, FOLLOW_UP, "-c", script=[say("The service container was not ready.")])
+
+    hook_inputs = [json.loads(line) for line in inputs.read_text().splitlines() if line.strip()]
+    assert [h["prompt"] for h in hook_inputs] == [FLAKY_PROMPT, FOLLOW_UP]
+    transcript = hook_inputs[1]["transcript_path"]
+    assert transcript == str(first.transcript), "the continued session writes on in the first session's transcript"
+    assert FLAKY_PROMPT in Path(transcript).read_text()
+
+    # the continued conversation: both prompts, the old block replayed, a new one for the follow-up
+    texts = message_texts(second.last_body)
+    assert any(t == FLAKY_PROMPT for _, _, t in texts) and any(t == FOLLOW_UP for _, _, t in texts)
+    now = memory_contexts(second.last_body, since_last_prompt=True)
+    assert len(now) == 1 and RUNBOOK in now[0][1], now
+    assert len(memory_contexts(second.last_body)) == 2  # turn 1's block is sent again
+
+    # control: the same follow-up in a new session (no transcript to enrich it) gets nothing
+    alone = claude(demo_project, FOLLOW_UP, script=[say("What broke?")])
+    assert memory_contexts(alone.last_body) == []
+
+
+# --- the skills: memindex through the Bash tool ------------------------------------------------
+
+
+def test_model_runs_memindex_search_through_bash(claude, demo_project):
+    run = claude(demo_project, "search memories for flaky CI", allow("Bash(memindex search:*)"),
+                 script=[bash('memindex search "flaky CI" --limit 5', "Search project memories"), say("Found the runbook.")])
+    [result] = result_for(run, "Bash")
+    assert not result.get("is_error"), result
+    assert RUNBOOK in result["text"]
+    assert run.denials == []
+
+
+def test_memindex_through_bash_needs_an_allow_rule_in_print_mode(claude, demo_project):
+    run = claude(demo_project, "search memories for flaky CI",
+                 script=[bash('memindex search "flaky CI"', "Search project memories"), say("I could not search.")])
+    [result] = result_for(run, "Bash")
+    assert result.get("is_error") and "requires approval" in result["text"], result
+    assert [d["tool_name"] for d in run.denials] == ["Bash"]
+
+
+def test_memory_search_skill_through_the_skill_tool(claude, demo_project, installed):
+    """What a model-invoked skill needs in -p mode: an allow rule for the Skill itself and
+    one for its Bash command."""
+    script = [[tool_use("Skill", {"skill": "memindex:memory-search"})],
+              bash('memindex search "flaky CI" --limit 5', "Search project memories"),
+              say("Found the runbook.")]
+    run = claude(demo_project, "what do we know about flaky CI?",
+                 allow("Skill(memindex:memory-search)", "Bash(memindex search:*)"), script=script)
+    [launched] = result_for(run, "Skill")
+    assert not launched.get("is_error"), launched
+    skill_text = [t for _, role, t in message_texts(run.last_body) if role == "user" and "# Searching project memories" in t]
+    assert len(skill_text) == 1
+    assert skill_text[0].startswith(f"Base directory for this skill: {installed.source}/skills/memory-search")
+    [searched] = result_for(run, "Bash")
+    assert not searched.get("is_error") and RUNBOOK in searched["text"], searched
+    assert run.denials == []
+
+
+def test_skill_allowed_tools_cover_a_typed_slash_command_not_the_skill_tool(claude, demo_project):
+    search = bash('memindex search "flaky CI" --limit 5', "Search project memories")
+    # typed by the user: SKILL.md's `allowed-tools: Bash(memindex search:*)` applies, no rule needed
+    typed = claude(demo_project, "/memindex:memory-search flaky CI", script=[search, say("Found it.")])
+    [result] = result_for(typed, "Bash")
+    assert not result.get("is_error") and RUNBOOK in result["text"], result
+    assert typed.denials == []
+
+    # invoked by the model through the Skill tool: the Skill needs a rule, and its
+    # allowed-tools do not approve the Bash command that follows
+    invoked = claude(demo_project, "what do we know about flaky CI?", allow("Skill(memindex:memory-search)"),
+                     script=[[tool_use("Skill", {"skill": "memindex:memory-search"})], search, say("Denied.")])
+    [result] = result_for(invoked, "Bash")
+    assert result.get("is_error") and "requires approval" in result["text"], result
+    assert [d["tool_name"] for d in invoked.denials] == ["Bash"]
+
+    denied = claude(demo_project, "what do we know about flaky CI?",
+                    script=[[tool_use("Skill", {"skill": "memindex:memory-search"})], say("Denied.")])
+    [result] = result_for(denied, "Skill")
+    assert result.get("is_error"), result
+    assert [d["tool_name"] for d in denied.denials] == ["Skill"]
+
+
+class SkillSaveRefused(AssertionError):
+    """The save command written in skills/memory-save/SKILL.md is refused by Claude Code."""
+
+
+def _skill_md(source: Path, name: str) -> tuple[list[str], str]:
+    """(allowed-tools rules, body) of a plugin skill."""
+    raw = (source / "skills" / name / "SKILL.md").read_text()
+    front, body = raw.split("\n---\n", 1)
+    tools = re.search(r"^allowed-tools:\s*(.+)$", front, re.M)
+    return ([r.strip() for r in re.split(r",\s*(?=[A-Z])", tools.group(1))] if tools else []), body
+
+
+def test_save_command_of_the_skill_runs_under_its_own_rules(claude, demo_project, installed):
+    rules, body = _skill_md(installed.source, "memory-save")
+    section = body[body.index("## 3."):]
+    command = re.search(r"```bash\n(.*?)```", section, re.S).group(1).strip()
+    assert command.startswith("memindex save")
+    run = claude(demo_project, "remember this decision about JWT access tokens", allow(*rules),
+                 script=[bash(command, "Save the decision as a memory"), say("Saved.")])
+    [result] = result_for(run, "Bash")
+    if result.get("is_error") or any(d["tool_name"] == "Bash" for d in run.denials):
+        raise SkillSaveRefused(result["text"])
+    assert json.loads(result["text"])["status"] == "created"
+
+
+def test_model_saves_memory_from_a_file_and_it_is_searchable_at_once(claude, demo_project):
+    memory = {
+        "title": "Kafka consumer rebalance storm after deploy",
+        "tags": ["kafka", "consumers", "deploy"],
+        "content": {"trigger": "Consumers of the zephyrqueue topic rebalance in a loop after each deploy",
+                    "steps": ["Set session.timeout.ms to 45000", "Roll the consumers one at a time"],
+                    "verification": "No rebalance in the consumer group log for ten minutes"},
+        "confidence": 0.8,
+    }
+    draft = demo_project / "new-memory.json"
+    script = [
+        [tool_use("Write", {"file_path": str(draft), "content": json.dumps(memory, indent=2)})],
+        bash("memindex save --category runbook --file new-memory.json", "Save the runbook memory"),
+        bash('memindex search --no-sync "zephyrqueue rebalance"', "Search project memories"),
+        say("Saved."),
+    ]
+    run = claude(demo_project, "remember how we fixed the kafka rebalance storm",
+                 "--permission-mode", "acceptEdits", allow("Bash(memindex save:*)", "Bash(memindex search:*)"), script=script)
+    assert run.denials == []
+    saved, found = result_for(run, "Bash")
+    answer = json.loads(saved["text"])
+    assert answer["status"] == "created", answer
+    assert answer["path"] == ".claude/memory/runbooks/kafka-consumer-rebalance-storm-after-deploy.json"
+    assert (demo_project / answer["path"]).is_file()
+    assert answer["path"] in found["text"]  # `search --no-sync`: the save indexed it
+    assert search_paths(demo_project, "zephyrqueue rebalance")[:1] == [answer["path"]]
+
+
+# --- the PostToolUse hook ----------------------------------------------------------------------
+
+
+def test_write_under_claude_memory_is_refused_in_print_mode(claude, demo_project):
+    target = demo_project / ".claude" / "memory" / "runbooks" / "quokka-cache-warmup.json"
+    run = claude(demo_project, "add a runbook", "--permission-mode", "acceptEdits",
+                 allow("Write(/.claude/memory/**)", "Edit(/.claude/memory/**)"),
+                 script=[[tool_use("Write", {"file_path": str(target), "content": "{}"})], say("Refused.")])
+    [result] = result_for(run, "Write")
+    assert result.get("is_error") and "sensitive file" in result["text"], result
+    assert [d["tool_name"] for d in run.denials] == ["Write"]
+    assert not target.exists()
+    assert run.hook("PostToolUse") == []
+
+
+def test_post_tool_use_reindexes_memory_files_written_by_the_model(claude, demo_project, tools):
+    root = demo_project / ".claude" / "memory"
+    edited = demo_project / RUNBOOK
+    old_title = json.loads(edited.read_text())["title"]
+    new_path = root / "runbooks" / "quokka-cache-warmup.json"
+    new_doc = json.loads(edited.read_text()) | {"id": "quokka-cache-warmup", "title": "Quokka cache warmup after restart",
+                                                "tags": ["cache", "quokka"]}
+    script = [
+        [tool_use("Read", {"file_path": str(edited)})],
+        [tool_use("Edit", {"file_path": str(edited), "old_string": old_title, "new_string": old_title + " (wombat)"})],
+        [tool_use("Write", {"file_path": str(new_path), "content": json.dumps(new_doc, indent=2)})],
+        say("Updated."),
+    ]
+    # Only bypassPermissions lets Write/Edit touch .claude/ in -p mode (see the test above);
+    # as root the CLI accepts it only with IS_SANDBOX=1.
+    env = {"IS_SANDBOX": "1"} if tools.root_user else {}
+    run = claude(demo_project, "retitle the flaky CI runbook and add a quokka runbook",
+                 "--permission-mode", "bypassPermissions", script=script, env=env)
+    assert not any(r.get("is_error") for r in run.tool_results()), run.tool_results()
+    post = run.hook("PostToolUse")
+    assert sorted(h["hook_name"] for h in post) == ["PostToolUse:Edit", "PostToolUse:Write"], post
+    assert all(h["exit_code"] == 0 and h["stdout"] == "" for h in post)
+
+    # the background sync the hook started indexes both files (no sync by the search itself)
+    assert wait_for(lambda: RUNBOOK in search_paths(demo_project, "wombat")), "edited memory not re-indexed"
+    assert wait_for(lambda: ".claude/memory/runbooks/quokka-cache-warmup.json" in search_paths(demo_project, "quokka")), \
+        "new memory not indexed"
+
+
+# --- SessionStart, hook exits, cold start --------------------------------------------------------
+
+
+def test_session_start_indexes_a_fresh_project(claude, fresh_demo_project):
+    root = fresh_demo_project / ".claude" / "memory"
+    assert not (root / ".index.db").exists()
+    count = len(list(root.glob("*/*.json")))
+    run = claude(fresh_demo_project, "hi", script=[say("Hello.")])  # under 10 characters: no injection
+    [start] = run.hook("SessionStart")
+    assert start["hook_name"] == "SessionStart:startup" and start["exit_code"] == 0
+    assert start["stdout"] == "" and start["stderr"] == ""
+    status = wait_for(lambda: (root / ".index.db").exists() and json.loads(memindex(fresh_demo_project, "status", "--json").stdout))
+    assert status and status["memories"] == count and not status["stale"], status
+
+
+def test_hooks_exit_0_and_say_nothing_without_a_memory_folder(claude, tmp_path):
+    project = tmp_path / "no-memories"
+    project.mkdir()
+    run = claude(project, FLAKY_PROMPT, script=[say("No memories here.")])  # checks every hook exits 0
+    assert {h["hook_event"] for h in run.hooks} == {"SessionStart", "UserPromptSubmit"}
+    assert all(h["stdout"] == "" and "no .claude/memory above" in h["stderr"] for h in run.hooks)
+    assert memory_contexts(run.last_body) == []
+    assert not any("memindex hook" in t for _, _, t in message_texts(run.last_body))  # stderr stays out
+    assert not (project / ".claude").exists()
+
+
+class ColdStartGap(AssertionError):
+    """The first prompt in a project without an index got no memory-context."""
+
+
+def test_first_prompt_in_a_project_without_index_gets_memory_context(claude, tmp_path, installed):
+    project = copy_demo(installed.source, tmp_path / "big-project")
+    _add_fillers(project / ".claude" / "memory", 4000)
+    assert not (project / ".claude" / "memory" / ".index.db").exists()
+
+    cold = claude(project, FLAKY_PROMPT, script=[say("ok")])
+    cold_blocks = memory_contexts(cold.last_body)
+
+    # control: once the index exists the same prompt gets the runbook (a real failure if not)
+    assert wait_for(lambda: not json.loads(memindex(project, "status", "--json", check=False).stdout or "{}").get("stale", True),
+                    timeout=30)
+    warm = claude(project, FLAKY_PROMPT, script=[say("ok")])
+    warm_blocks = memory_contexts(warm.last_body)
+    assert len(warm_blocks) == 1 and RUNBOOK in warm_blocks[0][1], warm_blocks
+
+    if not cold_blocks:
+        raise ColdStartGap("; ".join(h["stderr"].strip() for h in cold.hook("UserPromptSubmit")))
+    assert RUNBOOK in cold_blocks[0][1]
+
+
+def _add_fillers(root: Path, n: int) -> None:
+    """n valid decisions whose words are unrelated to the demo store."""
+    words = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar "
+             "papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu").split()
+    folder = root / "decisions"
+    for i in range(n):
+        w = [words[(i * k + k) % len(words)] for k in (1, 3, 5, 7, 11, 13)]
+        doc = {
+            "schema_version": "1.0", "category": "decision", "id": f"filler-{i:05d}",
+            "title": f"Filler decision {i} about {w[0]} {w[1]}",
+            "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-02T00:00:00Z", "tags": ["filler", w[2]],
+            "content": {"status": "accepted", "context": " ".join(w * 5), "decision": f"Use {w[3]} for {w[4]} {w[5]}."},
+            "related_files": [], "confidence": 0.5, "record_status": "active", "changes": [], "times_updated": 0,
+            "retired_at": None, "retired_reason": None, "archived_at": None, "archived_reason": None,
+        }
+        (folder / f"filler-{i:05d}.json").write_text(json.dumps(doc))
