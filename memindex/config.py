@@ -74,6 +74,11 @@ SPEC: dict[str, object] = {
         "relative_cutoff": Leaf(0.7, 0.0, 1.0),
         # auto-inject needs the best hit to cover this share of the prompt's term weight
         "min_coverage": Leaf(0.4, 0.0, 1.0),
+        # ... and at least this share of what the best-covering pick covers
+        "min_relative_coverage": Leaf(0.75, 0.0, 1.0),
+        "intents": Leaf(True),  # "where did we leave off?" gets the session summary
+        "file_anchors": Leaf(True),  # files named in the prompt or touched by the session
+        "skip_injected": Leaf(True),  # never the same memory twice in a session, unless it changed
         "min_prompt_chars": Leaf(10, 0, 10_000),
         "search_limit": Leaf(10, 1, 1000),
         "column_weights": {
@@ -87,6 +92,8 @@ SPEC: dict[str, object] = {
             "tail_bytes": Leaf(65_536, 1024, 16 * 1024 * 1024),
             # enrich only prompts with at most this many meaningful terms
             "max_prompt_terms": Leaf(5, 0, 100),
+            # how far back earlier injections and touched files are looked for
+            "scan_bytes": Leaf(1_048_576, 0, 16 * 1024 * 1024),
         },
         "session_start": {
             "inject_recent": Leaf(0, 0, 3),

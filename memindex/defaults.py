@@ -9,7 +9,7 @@ from __future__ import annotations
 SCHEMA_VERSION = "1.0"
 # Bump when the index layout or the text it stores changes: every writer rebuilds an index
 # whose PRAGMA user_version differs, every reader reports it.
-INDEX_VERSION = 9
+INDEX_VERSION = 10
 
 MEMORY_DIR = (".claude", "memory")
 INDEX_FILE = ".index.db"
@@ -61,6 +61,9 @@ TAGS_MAX = 12  # shown per memory
 # Bounds on what a memory file may make memindex do (a file is untrusted input).
 TAGS_INDEX_MAX = 64  # tags indexed per memory; more are reported and dropped
 TAG_MAX_CHARS = 100
+FILES_INDEX_MAX = 64  # related files indexed per memory (file-anchored recall)
+FILE_ANCHOR_MAX = 3  # a file named by more memories than this anchors none (README.md)
+FILES_TAIL_BYTES = 65_536  # files touched in this much of the transcript's end count as recent
 JSON_MAX_DEPTH = 32  # memories nest 4 levels; 600 levels crashed recursive code
 JSON_MAX_DIGITS = 64  # a 4,301-digit integer made json.loads raise ValueError
 
@@ -97,6 +100,7 @@ RELATED_WEIGHT = 0.5  # the boost, as a share of the best score, for a memory wi
 RELATED_DEPTH = 3  # word matches considered: this many times the result limit
 DF_SAMPLE = 500  # document frequencies are exact below this, estimated above it
 MAX_DF_RATIO = 0.25  # terms in more than this share of memories are left out (low IDF, many postings)
+DF_FLOOR = 25  # ... and in more than this many memories: a store under 100 keeps its common terms
 
 # Words that name each category, indexed in a column of their own so that "the open tech
 # debt on the frontend" or "what did we decide" lean towards the right kind of memory.

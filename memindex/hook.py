@@ -16,6 +16,7 @@ import time
 from .defaults import (
     COLD_SYNC_BUDGET_S,
     COLD_SYNC_MAX_FILES,
+    FILES_TAIL_BYTES,
     FOLDERS,
     HOOK_BUDGET_S as BUDGET_S,
     HOOK_MAX_STDIN as MAX_STDIN,
@@ -201,24 +202,27 @@ def on_prompt(data: dict) -> str:
 
     if not wants_injection(prompt, cfg):
         return ""
+    from .transcript import read_session, recent_user_turns
+
+    transcript = data.get("transcript_path")
     turns: list[str] = []
     if needs_context(prompt, cfg):
-        from .transcript import recent_user_turns
-
         turns = recent_user_turns(
-            data.get("transcript_path"),
+            transcript,
             max_turns=cfg["retrieval.transcript_context.max_turns"],
             tail_bytes=cfg["retrieval.transcript_context.tail_bytes"],
             skip=prompt,
         )
+    session = read_session(transcript, cfg["retrieval.transcript_context.scan_bytes"], FILES_TAIL_BYTES)
+    context = (turns, session)
     from . import index
 
     try:
-        hits = _answer(root, prompt, cfg, turns)
+        hits = _answer(root, prompt, cfg, context)
     except index.IndexUnavailable as exc:
         if not build_missing_index(root):
             raise Quiet(str(exc)) from None
-        hits = _answer(root, prompt, cfg, turns)
+        hits = _answer(root, prompt, cfg, context)
     except sqlite3.DatabaseError as exc:
         if not index.is_corruption(exc):
             raise
@@ -227,23 +231,25 @@ def on_prompt(data: dict) -> str:
         note(f"the index is damaged ({exc})")
         if not build_missing_index(root, rebuild=True):
             raise Quiet("a rebuild was started") from None
-        hits = _answer(root, prompt, cfg, turns)
+        hits = _answer(root, prompt, cfg, context)
     from .render import memory_context
     from .paths import display_prefix
 
     return memory_context(hits, display_prefix(root))
 
 
-def _answer(root, prompt: str, cfg, turns: list[str]) -> list:
+def _answer(root, prompt: str, cfg, context) -> list:
     """What to inject, from a read-only connection (a stale index is refreshed for next time)."""
     from . import index
     from .inject import auto_inject
+    from .paths import display_prefix
 
+    turns, session = context
     conn = index.open_reader(root, busy_ms=1000)
     try:
         if index.is_stale(conn, root):
             spawn_sync(root)
-        return auto_inject(conn, prompt, cfg, turns=turns)
+        return auto_inject(conn, prompt, cfg, turns=turns, session=session, shown_prefix=display_prefix(root))
     finally:
         conn.close()
 

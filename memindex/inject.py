@@ -1,42 +1,81 @@
 """The injection policy: which memories the prompt hook puts in front of the assistant.
 
-It sits above the search engine (`query`) and the old matcher (`legacy`): the hook and the
-evaluation call `auto_inject`, so both measure the same rules.
+It sits above the search engine (`query`) and the old matcher (`legacy`): the hook, the
+evaluation and `memindex explain` call `decide`, so all three see the same rules. Each
+rule has a reason and none is an absolute BM25 threshold:
+
+1. candidates: the top `max_inject` active hits scoring at least `relative_cutoff` of the
+   best (the score list's own scale);
+2. coverage: each must match at least `min_coverage` of the prompt's IDF mass (its rarest
+   terms), and at least `min_relative_coverage` of what the best-covering pick matches: a
+   memory that explains much less of the prompt than the best one shares incidental words;
+3. intent: a prompt that asks to resume earlier work ("where did we leave off?") gets the
+   session summary on its topic, or else the latest one, instead of word matches;
+4. files: a memory whose `related_files` name a file that the prompt names, or that the
+   session just read or edited, needs half the coverage (the file is evidence words miss);
+5. session: a memory injected earlier in this session is not injected again unless its
+   file changed since (the transcript records each block the hook printed).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 
 from .config import Config
-from .defaults import CATEGORY_PRIORITY
+from .defaults import CATEGORY_PRIORITY, FILE_ANCHOR_MAX
 from .hits import Hit
+from .index import reads
+from .index.rows import file_key
 from .legacy import match
-from .query import Filters, Params, QueryPlan, coverage, plan_query, search
+from .query import Filters, Params, QueryPlan, coverage, latest, plan_query, search
 from .text import query_terms
+from .transcript import Session
+
+_INTENTS: dict[str, list[re.Pattern[str]]] | None = None
+_PATH_IN_PROMPT = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]*[A-Za-z0-9_-]\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])")
 
 
-def select_for_injection(
-    conn: sqlite3.Connection,
-    plan: QueryPlan,
-    hits: list[Hit],
-    *,
-    max_inject: int,
-    relative_cutoff: float,
-    min_coverage: float,
-) -> list[Hit]:
-    """The "slam dunk" subset: top-K active hits scoring within `relative_cutoff` of the
-    best, each of which covers at least `min_coverage` of the prompt's IDF mass. Both rules
-    are relative to the query and the store: no absolute BM25 threshold."""
-    active = [h for h in hits if h.record_status == "active"]
-    if not active or max_inject <= 0:
-        return []
-    best = active[0].score
-    candidates = [h for h in active[:max_inject] if h.score >= relative_cutoff * best]
-    coverage(conn, plan, candidates)
-    return [h for h in candidates if h.coverage is not None and h.coverage >= min_coverage]
+class Decision:
+    """What the policy did with one memory, for `memindex explain`."""
+
+    __slots__ = ("path", "kept", "rule", "score", "coverage")
+
+    def __init__(self, path: str, kept: bool, rule: str, score: float, coverage: float | None) -> None:
+        self.path, self.kept, self.rule, self.score, self.coverage = path, kept, rule, score, coverage
+
+
+class Outcome:
+    """The memories to inject, and a Decision for every memory considered."""
+
+    def __init__(self) -> None:
+        self.hits: list[Hit] = []
+        self.decisions: list[Decision] = []
+        self.intent: str | None = None
+
+    def note(self, hit: Hit, kept: bool, rule: str) -> None:
+        self.decisions.append(Decision(hit.path, kept, rule, hit.score, hit.coverage))
+
+
+def intents() -> dict[str, list[re.Pattern[str]]]:
+    """The prompt intents of memindex/data/intents.json, compiled once."""
+    global _INTENTS
+    if _INTENTS is None:
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "intents.json"), "rb") as fh:
+            data = json.loads(fh.read())
+        _INTENTS = {k: [re.compile(p, re.IGNORECASE) for p in v] for k, v in data.items() if not k.startswith("_")}
+    return _INTENTS
+
+
+def intent_of(prompt: str) -> str | None:
+    for name, patterns in intents().items():
+        if any(p.search(prompt) for p in patterns):
+            return name
+    return None
 
 
 def wants_injection(prompt: str, cfg: Config) -> bool:
@@ -62,31 +101,141 @@ def enrich(prompt: str, turns: Sequence[str], cfg: Config) -> str:
     return "\n".join([*keep, prompt])
 
 
+def select_for_injection(
+    conn: sqlite3.Connection,
+    plan: QueryPlan,
+    hits: list[Hit],
+    cfg: Config,
+    outcome: Outcome,
+    anchored: set[int] = frozenset(),  # type: ignore[assignment]
+) -> list[Hit]:
+    """Rules 1 and 2: the "slam dunk" subset of the word matches."""
+    active = [h for h in hits if h.record_status == "active"]
+    max_inject = cfg["retrieval.max_inject"]
+    if not active or max_inject <= 0:
+        return []
+    best = active[0].score
+    candidates = [h for h in active[:max_inject] if h.score >= cfg["retrieval.relative_cutoff"] * best]
+    for h in active[: max_inject * 2]:
+        if h not in candidates:
+            outcome.note(h, False, f"score below {cfg['retrieval.relative_cutoff']:g} of the best" if h.score < cfg["retrieval.relative_cutoff"] * best else f"beyond max_inject {max_inject}")
+    coverage(conn, plan, candidates)
+    floor = cfg["retrieval.min_coverage"]
+    passing = [h for h in candidates if (h.coverage or 0.0) >= (floor / 2 if h.rowid in anchored else floor)]
+    top = max((h.coverage or 0.0 for h in passing), default=0.0)
+    relative = cfg["retrieval.min_relative_coverage"]
+    kept = []
+    for h in candidates:
+        if h not in passing:
+            outcome.note(h, False, f"covers {h.coverage or 0:.2f} of the prompt, under min_coverage {floor:g}")
+        elif (h.coverage or 0.0) < relative * top:
+            outcome.note(h, False, f"covers {h.coverage:.2f}, under {relative:g} x the best pick's {top:.2f}")
+        else:
+            kept.append(h)
+    return kept
+
+
+def _resume(conn: sqlite3.Connection, plan: QueryPlan, text: str, cfg: Config, params: Params, now: datetime | None) -> list[Hit]:
+    """Rule 3: the session summary on the prompt's topic, else the latest one."""
+    filters = Filters.from_config(cfg, categories=("session_summary",))
+    on_topic = search(conn, text, limit=3, params=params, filters=filters, now=now, plan=plan)
+    coverage(conn, plan, on_topic[:1])
+    if on_topic and (on_topic[0].coverage or 0.0) >= cfg["retrieval.min_coverage"]:
+        return on_topic[:1]
+    return latest(conn, "session_summary", 1)
+
+
+def _files_in(prompt: str) -> list[str]:
+    return [m for m in _PATH_IN_PROMPT.findall(prompt) if "/" in m or m.count(".") == 1][:20]
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Two spellings of one file: equal, or one a path suffix of the other."""
+    a, b = a.replace("\\", "/").lstrip("./").lower(), b.replace("\\", "/").lstrip("./").lower()
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
+def anchored_by(conn: sqlite3.Connection, files: Sequence[str]) -> dict[int, str]:
+    """Memories whose related_files name one of these files -> that file. A file named by
+    more than FILE_ANCHOR_MAX memories anchors nothing (README.md, package.json)."""
+    names = {file_key(f) for f in files if file_key(f)}
+    if not names:
+        return {}
+    by_file: dict[str, set[int]] = {}
+    for related, doc in reads.by_related_file(conn, names):
+        for f in files:
+            if _same_file(related, f):
+                by_file.setdefault(f, set()).add(doc)
+    return {doc: f for f, docs in by_file.items() if len(docs) <= FILE_ANCHOR_MAX for doc in docs}
+
+
+def decide(
+    conn: sqlite3.Connection,
+    prompt: str,
+    cfg: Config,
+    *,
+    turns: Sequence[str] = (),
+    session: Session | None = None,
+    shown_prefix: str = "",
+    now: datetime | None = None,
+    params: Params | None = None,
+) -> Outcome:
+    """The whole policy, with the reason for each memory considered."""
+    outcome = Outcome()
+    if not wants_injection(prompt, cfg):
+        return outcome
+    max_inject = cfg["retrieval.max_inject"]
+    if cfg["retrieval.match_strategy"] == "title_tags":
+        descriptions = {c: cfg[f"categories.{c}.description"] for c in CATEGORY_PRIORITY}
+        outcome.hits = match(conn, prompt, max_inject=max_inject, descriptions=descriptions, now=now)
+        return outcome
+    params = params or Params.from_config(cfg)
+    text = enrich(prompt, turns, cfg)
+    plan = plan_query(conn, text, params)
+    if cfg["retrieval.intents"] and intent_of(prompt) == "resume":
+        outcome.intent = "resume"
+        picks = _resume(conn, plan, text, cfg, params, now)
+        for h in picks:
+            outcome.note(h, True, "the prompt asks to resume earlier work: the session summary")
+    else:
+        files = [*_files_in(prompt), *(session.files[-10:] if session else [])]
+        anchored = anchored_by(conn, files) if cfg["retrieval.file_anchors"] else {}
+        hits = search(conn, text, limit=max(10, max_inject), params=params, filters=Filters.from_config(cfg), now=now, plan=plan)
+        picks = select_for_injection(conn, plan, hits, cfg, outcome, set(anchored))
+        for h in picks:
+            why = f" (its related_files name {anchored[h.rowid]})" if h.rowid in anchored else ""
+            outcome.note(h, True, "a clear word match" + why)
+    outcome.hits = _not_again(conn, picks[:max_inject], session, shown_prefix, cfg, outcome)
+    return outcome
+
+
+def _not_again(
+    conn: sqlite3.Connection, picks: list[Hit], session: Session | None, prefix: str, cfg: Config, outcome: Outcome
+) -> list[Hit]:
+    """Rule 5: drop memories this session was already shown, unless they changed since."""
+    if not session or not session.injected or not cfg["retrieval.skip_injected"]:
+        return picks
+    mtimes = reads.changed_since(conn, (h.rowid for h in picks))
+    kept = []
+    for h in picks:
+        when = session.injected.get(prefix + h.path)
+        if when is not None and mtimes.get(h.rowid, 0) / 1e9 <= when:
+            outcome.note(h, False, "already injected earlier in this session (unchanged since)")
+        else:
+            kept.append(h)
+    return kept
+
+
 def auto_inject(
     conn: sqlite3.Connection,
     prompt: str,
     cfg: Config,
     *,
     turns: Sequence[str] = (),
+    session: Session | None = None,
+    shown_prefix: str = "",
     now: datetime | None = None,
     params: Params | None = None,
 ) -> list[Hit]:
-    """What the prompt hook injects: the whole selection policy, shared with the evaluation."""
-    if not wants_injection(prompt, cfg):
-        return []
-    max_inject = cfg["retrieval.max_inject"]
-    if cfg["retrieval.match_strategy"] == "title_tags":
-        descriptions = {c: cfg[f"categories.{c}.description"] for c in CATEGORY_PRIORITY}
-        return match(conn, prompt, max_inject=max_inject, descriptions=descriptions, now=now)
-    params = params or Params.from_config(cfg)
-    text = enrich(prompt, turns, cfg)
-    plan = plan_query(conn, text, params)
-    hits = search(conn, text, limit=max(10, max_inject), params=params, filters=Filters.from_config(cfg), now=now, plan=plan)
-    return select_for_injection(
-        conn,
-        plan,
-        hits,
-        max_inject=max_inject,
-        relative_cutoff=cfg["retrieval.relative_cutoff"],
-        min_coverage=cfg["retrieval.min_coverage"],
-    )
+    """What the prompt hook injects (see `decide`)."""
+    return decide(conn, prompt, cfg, turns=turns, session=session, shown_prefix=shown_prefix, now=now, params=params).hits

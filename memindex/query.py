@@ -15,6 +15,7 @@ from .config import DEFAULTS, Config
 from .defaults import (
     CATEGORIES,
     COVERAGE_TERMS,
+    DF_FLOOR,
     DF_SAMPLE,
     KIND_WEIGHT,
     MAX_DF_RATIO,
@@ -38,7 +39,7 @@ class Params:
 
     __slots__ = (
         "title_weight", "tags_weight", "body_weight", "prefix_min_len", "prefix_mode",
-        "max_terms", "max_postings", "max_df_ratio", "kind_weight", "related_weight",
+        "max_terms", "max_postings", "max_df_ratio", "kind_weight", "related_weight", "df_floor",
     )
 
     def __init__(
@@ -53,11 +54,13 @@ class Params:
         max_df_ratio: float = MAX_DF_RATIO,
         kind_weight: float = KIND_WEIGHT,
         related_weight: float = RELATED_WEIGHT,
+        df_floor: int = DF_FLOOR,
     ) -> None:
         self.title_weight, self.tags_weight, self.body_weight = title_weight, tags_weight, body_weight
         self.kind_weight, self.related_weight = kind_weight, related_weight
         self.prefix_min_len, self.prefix_mode = prefix_min_len, prefix_mode
         self.max_terms, self.max_postings, self.max_df_ratio = max_terms, max_postings, max_df_ratio
+        self.df_floor = df_floor
 
     def replace(self, **changes: object) -> "Params":
         values = {name: getattr(self, name) for name in self.__slots__}
@@ -106,7 +109,10 @@ def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int 
     # A term in more than `max_df_ratio` of the memories, or beyond the posting budget on
     # its own, is common: its IDF is small and its postings many. Counting stops there,
     # so planning costs at most `cap` rows a term however large the store.
-    cap = min(max(1, int(n_docs * params.max_df_ratio)), params.max_postings) + 1
+    # In a small store nothing is costly: a term is dropped as common only past `df_floor`
+    # memories too (in a store of 25, "a quarter" is 6 memories, and dropping the terms of
+    # 6 memories starves recall where BM25's IDF already weighs them little).
+    cap = min(max(params.df_floor, int(n_docs * params.max_df_ratio)), params.max_postings) + 1
     top_rowid = reads.top_rowid(conn)
     for term in terms:
         quoted = _quote(term.text)

@@ -1,13 +1,17 @@
-"""The last real user turns of a Claude Code transcript (JSONL), read from the end.
+"""What the hook learns from the session's Claude Code transcript (JSONL), read from the end:
+the last real user turns, the memories earlier prompts already injected, and the files the
+session read or edited.
 
-Enrichment only: any problem means no turns, never an error.
+Enrichment only: any problem means an empty answer, never an error.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import stat
+from datetime import datetime
 
 _MAX_WINDOW = 4 * 1024 * 1024
 
@@ -85,3 +89,94 @@ def _parse_tail(chunk: bytes, partial_first: bool, skip: str | None) -> list[str
     if skip is not None and turns and turns[-1] == skip.strip():
         turns.pop()
     return turns
+
+
+# The hook's own block, as Claude Code records it: an attachment of type hook_success whose
+# content holds `<memory-context ...>` lines `- [CATEGORY] title -> PATH #tags:...`.
+_INJECTED_LINE = re.compile(r" -> (\S+\.json)(?: #tags:|$)", re.MULTILINE)
+_FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"})
+
+
+class Session:
+    """What earlier turns of this session tell the hook."""
+
+    __slots__ = ("injected", "files")
+
+    def __init__(self) -> None:
+        self.injected: dict[str, float] = {}  # shown path -> when it was last injected (epoch s)
+        self.files: list[str] = []  # files read or edited, newest last
+
+
+def read_session(path: object, scan_bytes: int, files_bytes: int) -> Session:
+    """Memories injected in the last `scan_bytes` of the transcript (older ones may be
+    injected again: the conversation was likely compacted since), and files touched by
+    tool calls in its last `files_bytes`. Only lines that can hold them are parsed."""
+    session = Session()
+    if not isinstance(path, str) or not path:
+        return session
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                return session
+            start = max(0, st.st_size - scan_bytes)
+            fh.seek(start)
+            chunk = fh.read(st.st_size - start)
+    except (OSError, ValueError, MemoryError):
+        return session
+    files_from = max(0, len(chunk) - files_bytes)
+    offset = 0
+    for line in chunk.split(b"\n"):
+        here, offset = offset, offset + len(line) + 1
+        if b'"hook_success"' in line and b"memory-context" in line:
+            _note_injection(line, session)
+        elif here >= files_from and b'"tool_use"' in line:
+            _note_files(line, session)
+    return session
+
+
+def _entry(line: bytes) -> dict | None:
+    try:
+        entry = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
+def _note_injection(line: bytes, session: Session) -> None:
+    entry = _entry(line)
+    attachment = entry.get("attachment") if entry else None
+    if not isinstance(attachment, dict) or attachment.get("type") != "hook_success":
+        return
+    content = attachment.get("content") or attachment.get("stdout")
+    if not isinstance(content, str):
+        return
+    when = _epoch(entry.get("timestamp"))
+    for shown in _INJECTED_LINE.findall(content):
+        session.injected[shown] = max(when, session.injected.get(shown, float("-inf")))
+
+
+def _note_files(line: bytes, session: Session) -> None:
+    entry = _entry(line)
+    message = entry.get("message") if entry else None
+    content = message.get("content") if isinstance(message, dict) else None
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") in _FILE_TOOLS:
+            args = block.get("input")
+            path = args.get("file_path") or args.get("notebook_path") if isinstance(args, dict) else None
+            if isinstance(path, str) and path and "\x00" not in path:
+                if path in session.files:
+                    session.files.remove(path)
+                session.files.append(path)
+
+
+def _epoch(value: object) -> float:
+    """An ISO 8601 timestamp as epoch seconds; without one, the injection counts as recent
+    (a memory is then not injected again until it changes after a dated one)."""
+    if not isinstance(value, str):
+        return float("inf")
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except (ValueError, OverflowError):
+        return float("inf")

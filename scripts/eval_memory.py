@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Retrieval quality on the judged memory set: the old keyword matcher against the FTS5
-engine and its variants, side by side.
+"""Retrieval quality on every judged memory set, side by side, dev and held-out slices apart.
 
-    python scripts/eval_memory.py [--set evalsets/harbor] [--kinds] [--variants]
+    python scripts/eval_memory.py                      # harbor, atlas, LoCoMo: one table
+    python scripts/eval_memory.py --sets harbor atlas  # some of them
+    python scripts/eval_memory.py --set evalsets/harbor [--kinds] [--variants]   # one set in depth
 
 Auto-inject (what the prompt hook injects): precision of injected memories, recall of the
-grade-2 ("must inject") memories, false-inject rate on negative prompts, silent rate.
-On-demand search (top 10): Recall@10, MRR, nDCG@10 (ir-measures). Per query kind with --kinds.
-The code is memindex.evaluation.memory.
+grade-2 ("must inject") memories, share of negative prompts that got an injection, silent
+rate, injected memories and tokens per prompt. On-demand search (top 10): Recall@10 and
+nDCG@10 (ir-measures). The code is memindex.evaluation (suite, sets, memory).
 """
 
 from __future__ import annotations
@@ -16,18 +17,25 @@ import argparse
 import sys
 from pathlib import Path
 
-from memindex.evaluation.memory import evaluate_set
-
-DEFAULT_SET = Path(__file__).resolve().parent.parent / "evalsets" / "harbor"
+from memindex.evaluation.memory import Strategy, evaluate_set, strategies
+from memindex.evaluation.suite import print_suite, run_suite
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--set", type=Path, default=DEFAULT_SET, help="folder with .claude/memory/ and queries.json")
-    parser.add_argument("--variants", action="store_true", help="also run the FTS5 variants (weights, cutoffs, prefix)")
-    parser.add_argument("--kinds", action="store_true", help="per query kind tables")
+    parser.add_argument("--sets", nargs="+", default=["harbor", "atlas", "locomo"], help="which sets (default: all)")
+    parser.add_argument("--set", type=Path, help="one set folder in depth (.claude/memory/ and queries.json)")
+    parser.add_argument("--variants", action="store_true", help="also run the variants (weights, cutoffs, prefix)")
+    parser.add_argument("--kinds", action="store_true", help="per query kind tables (with --set)")
+    parser.add_argument("--baseline", action="store_true", help="also run the old keyword matcher")
     args = parser.parse_args(argv)
-    evaluate_set(args.set, variants=args.variants, kinds=args.kinds)
+    if args.set:
+        evaluate_set(args.set, variants=args.variants, kinds=args.kinds)
+        return 0
+    chosen = [s for s in strategies(args.variants) if args.variants or args.baseline or "product defaults" in s.name]
+    print_suite(run_suite(chosen, tuple(args.sets)))
+    print("\ndev: settings may be chosen on it; holdout: a fixed 30% of each set's queries, never used to choose.")
+    print("tokens/prompt: characters of the injected block / 4, over all prompts (negatives included).")
     return 0
 
 

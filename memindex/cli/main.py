@@ -52,6 +52,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "sync": ("sync", "bring the index up to date (re-reads only changed files)", True),
     "rebuild": ("sync", "re-read every memory file into the index (in place, one transaction)", True),
     "search": ("search", "ranked memories for a query", True),
+    "explain": ("search", "what the prompt hook would inject for a prompt, and why each candidate was kept or dropped", True),
     "status": ("status", "counts, index size, last sync, staleness, watcher", True),
     "validate": ("validate", "check every memory file against schema 1.0 (exit 1 if any is invalid)", True),
     "schema": ("validate", "print the JSON Schema of memory files", False),

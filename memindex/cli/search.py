@@ -22,6 +22,10 @@ def register(add: AddParser) -> None:
     p.add_argument("--include-inactive", action="store_true", help="include retired and archived memories")
     p.add_argument("--no-sync", action="store_true", help="do not sync a stale index first")
     p.set_defaults(handler=cmd_search)
+    p = add("explain", example='memindex explain "why do stripe webhooks fail with 400?"')
+    p.add_argument("prompt", nargs="+", help="the prompt, as the hook would see it")
+    p.add_argument("--no-sync", action="store_true", help="do not sync a stale index first")
+    p.set_defaults(handler=cmd_explain)
 
 
 def cmd_search(args: argparse.Namespace, root: Path, cfg: Config) -> int:
@@ -48,6 +52,46 @@ def cmd_search(args: argparse.Namespace, root: Path, cfg: Config) -> int:
         emit_json([hit_json(h, prefix) for h in hits])
     elif hits:
         print(format_hits(hits, prefix))
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace, root: Path, cfg: Config) -> int:
+    """What the prompt hook would inject for a prompt, and the rule that kept or dropped
+    each memory it considered, with the setting to change."""
+    from ..inject import decide
+    from ..paths import display_prefix
+    from ..sync import open_fresh_reader
+
+    prompt = clean_arg(" ".join(args.prompt)) or ""
+    conn = open_fresh_reader(root, cfg, allow_sync=not args.no_sync)
+    try:
+        outcome = decide(conn, prompt, cfg)
+    finally:
+        conn.close()
+    prefix = display_prefix(root)
+    settings = {k: cfg[f"retrieval.{k}"] for k in (
+        "max_inject", "relative_cutoff", "min_coverage", "min_relative_coverage", "intents", "file_anchors",
+    )}
+    if args.json:
+        emit_json({
+            "prompt": prompt, "intent": outcome.intent, "settings": settings,
+            "injected": [prefix + h.path for h in outcome.hits],
+            "considered": [
+                {"path": prefix + d.path, "kept": d.kept, "rule": d.rule, "score": round(d.score, 4),
+                 "coverage": None if d.coverage is None else round(d.coverage, 3)}
+                for d in outcome.decisions
+            ],
+        })
+        return 0
+    print("settings: " + ", ".join(f"retrieval.{k}={v}" for k, v in settings.items()))
+    if outcome.intent:
+        print(f"intent:   {outcome.intent}")
+    if not outcome.decisions:
+        print("nothing considered: " + ("injection is off or the prompt is too short" if not outcome.hits else ""))
+    for d in sorted(outcome.decisions, key=lambda d: (not d.kept, -d.score)):
+        cov = "-" if d.coverage is None else f"{d.coverage:.2f}"
+        print(f"{'INJECT' if d.kept else 'drop  '}  score {d.score:7.3f}  coverage {cov:>4}  {prefix}{d.path}\n        {d.rule}")
+    print(f"injected: {len(outcome.hits)}")
     return 0
 
 

@@ -25,6 +25,7 @@ from memindex.config import Config, parse_config
 from memindex.inject import auto_inject, enrich
 from memindex.legacy import match as legacy_match
 from memindex.query import Filters, Params, search
+from memindex.render import memory_context
 from memindex.sync import sync
 from memindex.transcript import recent_user_turns
 
@@ -68,16 +69,21 @@ class Strategy:
         self.legacy_inject = legacy_inject
 
     def inject(self, conn, prompt: str, turns: list[str]) -> list[str]:
+        return [h.path for h in self.inject_hits(conn, prompt, turns)]
+
+    def inject_hits(self, conn, prompt: str, turns: list[str]) -> list:
         if self.legacy_inject is not None:
             cfg = self.cfg
             desc = {c: cfg[f"categories.{c}.description"] for c in ("session_summary", "decision", "runbook", "constraint", "tech_debt", "preference")}
             if len(prompt.strip()) < 10:
                 return []
-            return [h.path for h in legacy_match(conn, prompt, max_inject=self.legacy_inject, descriptions=desc, now=NOW)]
-        got = [h.path for h in auto_inject(conn, prompt, self.cfg, turns=turns, now=NOW, params=self.params)]
+            return legacy_match(conn, prompt, max_inject=self.legacy_inject, descriptions=desc, now=NOW)
+        got = auto_inject(conn, prompt, self.cfg, turns=turns, now=NOW, params=self.params)
         if got and len(got) < self.min_results:  # the reference plan's "at least top 2" rule
-            ranked = [p for p, _ in self.rank(conn, prompt, turns)]
-            got += [p for p in ranked if p not in got][: self.min_results - len(got)]
+            seen = {h.path for h in got}
+            ranked = search(conn, enrich(prompt, turns, self.cfg), limit=10, params=self.params,
+                            filters=Filters.from_config(self.cfg), now=NOW, related=self.related)
+            got += [h for h in ranked if h.path not in seen][: self.min_results - len(got)]
         return got
 
     def rank(self, conn, prompt: str, turns: list[str]) -> list[tuple[str, float]]:
@@ -134,8 +140,10 @@ def run(conn, queries: list[dict], strategy: Strategy, tmp: Path) -> dict[str, d
             tpath = tmp / f"{q['id']}.jsonl"
             write_transcript(tpath, q["transcript"])
             turns = recent_user_turns(str(tpath), max_turns=3, tail_bytes=4096, skip=q["query"])
+        hits = strategy.inject_hits(conn, q["query"], turns)
         results[q["id"]] = {
-            "inject": strategy.inject(conn, q["query"], turns),
+            "inject": [h.path for h in hits],
+            "chars": len(memory_context(hits, ".claude/memory/")),
             "rank": strategy.rank(conn, q["query"], turns),
         }
     return results

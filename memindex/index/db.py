@@ -47,9 +47,11 @@ CREATE TABLE invalid(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE tag_index(tag TEXT NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY (tag, doc)) WITHOUT ROWID;
 CREATE INDEX tag_index_doc ON tag_index(doc);
+CREATE TABLE file_index(name TEXT NOT NULL, file TEXT NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY (name, file, doc)) WITHOUT ROWID;
+CREATE INDEX file_index_doc ON file_index(doc);
 CREATE VIRTUAL TABLE fts USING fts5(title, tags, body, kind, tokenize='{TOKENIZER}');
 """
-_TABLES = ("fts_vocab", "fts", "documents", "invalid", "meta", "tag_index")
+_TABLES = ("fts_vocab", "fts", "documents", "invalid", "meta", "tag_index", "file_index")
 
 
 def is_corruption(exc: BaseException) -> bool:
@@ -214,7 +216,9 @@ def get_meta(conn: sqlite3.Connection) -> dict[str, object]:
         raise IndexUnavailable(f"the index's metadata is damaged ({exc}); run `memindex sync`") from None
 
 
-_PROBES = (("documents", "rowid"), ("invalid", "path"), ("meta", "key"), ("tag_index", "tag"), ("fts", "rowid"))
+_PROBES = (
+    ("documents", "rowid"), ("invalid", "path"), ("meta", "key"), ("tag_index", "tag"), ("file_index", "name"), ("fts", "rowid"),
+)
 
 
 def _damage(conn: sqlite3.Connection) -> str | None:

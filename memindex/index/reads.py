@@ -112,6 +112,21 @@ def active_entries(conn: sqlite3.Connection) -> Iterable[tuple]:
     return conn.execute(f"SELECT {HIT_COLUMNS} FROM documents d WHERE d.record_status = 'active'")
 
 
+def by_related_file(conn: sqlite3.Connection, names: Iterable[str]) -> list[tuple[str, int]]:
+    """(related file as the memory wrote it, memory) for active memories naming a file with
+    one of these base names (`rows.file_key`); the caller matches the rest of the path."""
+    return conn.execute(
+        f"SELECT f.file, f.doc FROM file_index f JOIN documents d ON d.rowid = f.doc"
+        f" WHERE f.name IN {IN_LIST} AND d.record_status = 'active'",
+        (json_list(names),),
+    ).fetchall()
+
+
+def changed_since(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, int]:
+    """rowid -> the memory file's mtime_ns."""
+    return dict(conn.execute(f"SELECT rowid, mtime_ns FROM documents WHERE rowid IN {IN_LIST}", (json_list(rowids),)))
+
+
 # --- ranking --------------------------------------------------------------------------
 
 

@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..defaults import CATEGORY_PRIORITY, CATEGORY_WORDS
+from ..defaults import CATEGORY_PRIORITY, CATEGORY_WORDS, FILES_INDEX_MAX
 from ..paths import FileStat, safe_relpath
 from ..render import memory_line
 from .db import _create
@@ -28,6 +28,12 @@ def stored_stats(conn: sqlite3.Connection) -> tuple[dict[str, FileStat], dict[st
     docs = {p: FileStat(m, s, i) for p, m, s, i in conn.execute("SELECT path, mtime_ns, size, ctime_ns FROM documents")}
     bad = {p: FileStat(m, s, i) for p, m, s, i in conn.execute("SELECT path, mtime_ns, size, ctime_ns FROM invalid")}
     return docs, bad
+
+
+def file_key(path: str) -> str:
+    """What related files are looked up by: the lowercased base name (a prompt or a tool
+    call names `src/api/auth.py`, `./api/auth.py` or an absolute path to the same file)."""
+    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower()
 
 
 def tag_key(tags: Iterable[str]) -> str:
@@ -74,6 +80,11 @@ def upsert(conn: sqlite3.Connection, mem: "Memory", st: FileStat) -> bool:
     )
     conn.execute("DELETE FROM tag_index WHERE doc = ?", (rowid,))
     conn.executemany("INSERT OR IGNORE INTO tag_index(tag, doc) VALUES (?, ?)", [(t, rowid) for t in mem.tags])
+    conn.execute("DELETE FROM file_index WHERE doc = ?", (rowid,))
+    conn.executemany(
+        "INSERT OR IGNORE INTO file_index(name, file, doc) VALUES (?, ?, ?)",
+        [(file_key(f), f, rowid) for f in mem.related_files[:FILES_INDEX_MAX] if file_key(f)],
+    )
     return row is None or (row[1], row[2]) != (line, mem.record_status)
 
 
@@ -96,6 +107,7 @@ def remove(conn: sqlite3.Connection, paths: Iterable[str]) -> int:
         if row is not None:
             conn.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
             conn.execute("DELETE FROM tag_index WHERE doc = ?", (row[0],))
+            conn.execute("DELETE FROM file_index WHERE doc = ?", (row[0],))
             conn.execute("DELETE FROM documents WHERE rowid = ?", (row[0],))
             removed += 1
         conn.execute("DELETE FROM invalid WHERE path = ?", (rel,))

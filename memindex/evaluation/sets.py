@@ -1,0 +1,76 @@
+"""The judged sets the evaluation runs on, side by side, each with a held-out slice.
+
+- harbor: evalsets/harbor, written with the first version (its settings were chosen on it);
+- atlas: evalsets/atlas, written later by someone who never saw harbor, in another domain
+  and another style (terse, misspelt, inconsistent tags), with 24 negatives;
+- locomo: LoCoMo (Maharana et al., ACL 2024; CC BY-NC 4.0), converted at run time from
+  `../shared/data/locomo/locomo10.json` (never copied into the repository): ten stores of
+  everyday facts, adversarial questions as negatives.
+
+Every set keeps a held-out slice (`HOLDOUT_SHARE` of its queries, chosen by a hash of the
+set name and query id, so it never moves): settings are chosen on the rest ("dev") and the
+held-out figures are reported apart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent.parent
+HOLDOUT_SHARE = 0.3
+LOCOMO_JSON = REPO.parent / "shared" / "data" / "locomo" / "locomo10.json"
+
+
+@dataclass
+class Store:
+    """One memory store and the queries judged on it."""
+
+    set_name: str
+    name: str
+    root: Path  # a folder with the category folders (a copy the caller may index)
+    queries: list[dict]
+
+
+def is_holdout(set_name: str, query_id: str) -> bool:
+    digest = hashlib.sha256(f"{set_name}/{query_id}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") / 2**32 < HOLDOUT_SHARE
+
+
+def _memory_folder(folder: Path) -> Path:
+    nested = folder / ".claude" / "memory"
+    return nested if nested.is_dir() else folder
+
+
+def copy_store(src: Path, dest: Path) -> Path:
+    """The category folders of a set copied to `dest/.claude/memory` (no index, no index.md)."""
+    root = dest / ".claude" / "memory"
+    shutil.copytree(_memory_folder(src), root, ignore=shutil.ignore_patterns(".index.db*", "index.md", ".*", "*.md", "queries.json"))
+    return root
+
+
+def local_set(name: str, folder: Path, tmp: Path) -> list[Store]:
+    queries = json.loads((folder / "queries.json").read_text(encoding="utf-8"))
+    return [Store(name, name, copy_store(folder, tmp / name), queries)]
+
+
+def locomo_stores(tmp: Path, path: Path = LOCOMO_JSON) -> list[Store]:
+    from .locomo import build_all
+
+    built = build_all(path, tmp / "locomo")
+    return [Store("locomo", conv, tmp / "locomo" / conv / ".claude" / "memory", qs) for conv, qs in sorted(built.items())]
+
+
+def all_sets(tmp: Path, names: tuple[str, ...] = ("harbor", "atlas", "locomo")) -> list[Store]:
+    """Every available set's stores (LoCoMo only where its data file is present)."""
+    stores: list[Store] = []
+    for name in names:
+        if name == "locomo":
+            if LOCOMO_JSON.exists():
+                stores += locomo_stores(tmp)
+        else:
+            stores += local_set(name, REPO / "evalsets" / name, tmp)
+    return stores

@@ -1,0 +1,189 @@
+"""The injection policy's rules (memindex/inject.py), through the hook as Claude Code runs it
+and through `decide`: session awareness from a real transcript, resume intent, file
+anchors, relative coverage, small stores, and `memindex explain`."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from memindex import index
+from memindex.config import Config, parse_config
+from memindex.inject import decide, intent_of
+from memindex.sync import sync
+from memindex.transcript import read_session
+from test_hook import prompt_json, put, run_hook
+
+STRIPE = "stripe webhooks keep failing with a 400 signature error in staging"
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    proj = tmp_path / "proj"
+    root = proj / ".claude" / "memory"
+    put(root, "runbook", "stripe-webhook-signature", "Stripe webhook signature failures", ["stripe", "webhooks"],
+        "Webhook returns 400 because STRIPE_WEBHOOK_SECRET differs between staging and production.")
+    put(root, "decision", "jwt-over-session-cookies", "Chose JWT over session cookies", ["auth", "jwt"],
+        "Mobile clients cannot share the web session cookie, so access tokens are short-lived JWTs.")
+    put(root, "constraint", "rds-max-connections", "RDS max_connections is 400", ["postgres", "rds"],
+        "The db.r6g.large instance allows 400 connections; pgbouncer pools them in transaction mode.")
+    put(root, "session_summary", "2026-10-01-billing", "Session: billing export cleanup", ["billing"],
+        "Cleaned up the billing CSV export and its tests.")
+    put(root, "session_summary", "2026-11-03-booking", "Session: booking widget keyboard navigation", ["booking"],
+        "Made the booking widget usable with the keyboard; next: screen reader labels.")
+    newest = root / "sessions" / "2026-11-03-booking.json"
+    data = json.loads(newest.read_text())
+    data["updated_at"] = "2026-11-20T00:00:00Z"
+    newest.write_text(json.dumps(data))
+    sync(root, Config())
+    return proj
+
+
+def transcript(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def hook_block_record(block: str, when: str) -> dict:
+    """An injection as Claude Code 2.1 records it (see tests/e2e/README.md)."""
+    return {
+        "type": "attachment", "timestamp": when,
+        "attachment": {"type": "hook_success", "hookName": "UserPromptSubmit", "hookEvent": "UserPromptSubmit",
+                       "content": block.rstrip("\n"), "stdout": block, "stderr": "", "exitCode": 0},
+    }
+
+
+def iso(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(epoch))
+
+
+def test_a_memory_injected_earlier_in_the_session_is_not_injected_again(project: Path, tmp_path: Path) -> None:
+    first = run_hook(prompt_json(project, STRIPE)).stdout.decode()
+    assert "stripe-webhook-signature.json" in first
+    t = transcript(tmp_path / "t.jsonl", [
+        {"type": "user", "message": {"role": "user", "content": STRIPE}, "timestamp": iso(time.time())},
+        hook_block_record(first, iso(time.time() + 1)),
+    ])
+    again = run_hook(prompt_json(project, STRIPE + " again", transcript_path=str(t)))
+    assert again.returncode == 0 and again.stdout == b""
+    # Another session (no transcript) gets it as before.
+    assert "stripe-webhook-signature.json" in run_hook(prompt_json(project, STRIPE)).stdout.decode()
+
+
+def test_a_memory_that_changed_since_it_was_injected_is_injected_again(project: Path, tmp_path: Path) -> None:
+    first = run_hook(prompt_json(project, STRIPE)).stdout.decode()
+    t = transcript(tmp_path / "t.jsonl", [hook_block_record(first, iso(time.time() - 60))])
+    path = project / ".claude" / "memory" / "runbooks" / "stripe-webhook-signature.json"
+    os.utime(path)  # edited a minute after the block was shown
+    sync(project / ".claude" / "memory", Config())
+    out = run_hook(prompt_json(project, STRIPE, transcript_path=str(t))).stdout.decode()
+    assert "stripe-webhook-signature.json" in out
+
+
+def test_read_session_finds_blocks_and_touched_files(tmp_path: Path) -> None:
+    block = '<memory-context source=".claude/memory/">\n- [RUNBOOK] X -> .claude/memory/runbooks/x.json #tags:a\n- [DECISION] Y -> .claude/memory/decisions/y.json\n</memory-context>\n'
+    t = transcript(tmp_path / "t.jsonl", [
+        hook_block_record(block, "2026-11-20T10:00:00.000Z"),
+        {"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "name": "Read", "input": {"file_path": "/work/app/api/auth.py"}},
+            {"type": "tool_use", "name": "Bash", "input": {"command": "ls"}}]}},
+        {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "content": "x" * 5000}]}},
+    ])
+    session = read_session(str(t), 1 << 20, 65536)
+    assert set(session.injected) == {".claude/memory/runbooks/x.json", ".claude/memory/decisions/y.json"}
+    assert session.files == ["/work/app/api/auth.py"]
+    assert read_session(str(tmp_path / "missing.jsonl"), 1 << 20, 65536).injected == {}
+
+
+@pytest.mark.parametrize("prompt", [
+    "where did we leave off?", "what was I working on yesterday", "ok, pick it back up", "catch me up on the last session",
+])
+def test_resume_prompts_get_the_latest_session_summary(project: Path, prompt: str) -> None:
+    assert intent_of(prompt) == "resume"
+    out = run_hook(prompt_json(project, prompt)).stdout.decode()
+    assert "sessions/2026-11-03-booking.json" in out and "billing" not in out
+
+
+def test_a_resume_prompt_on_a_topic_gets_that_topic_s_session(project: Path) -> None:
+    root = project / ".claude" / "memory"
+    with index.open_reader(root) as conn:
+        outcome = decide(conn, "where did we leave the billing CSV export?", Config())
+    assert outcome.intent == "resume"
+    assert [h.path for h in outcome.hits] == ["sessions/2026-10-01-billing.json"]
+
+
+@pytest.mark.parametrize("prompt", ["fix the webhook handler", "what does git rebase -i do", "where is the config file"])
+def test_ordinary_prompts_have_no_intent(prompt: str) -> None:
+    assert intent_of(prompt) is None
+
+
+def test_a_file_the_session_touched_lowers_the_bar_for_its_memories(tmp_path: Path) -> None:
+    root = tmp_path / "p" / ".claude" / "memory"
+    path = put(root, "tech_debt", "invoice-rounding", "Invoice totals rounded per line", ["billing"],
+               "Totals are rounded per line instead of per invoice; off by a cent on large invoices with many lines.")
+    data = json.loads(path.read_text())
+    data["related_files"] = ["billing/invoice_totals.py"]
+    path.write_text(json.dumps(data))
+    for i in range(8):
+        put(root, "decision", f"d{i}", f"Decision {i} about caching", ["cache"], f"Cache layer number {i} uses redis keys.")
+    sync(root, Config())
+    prompt = "why are the totals wrong for some customers with many lines after the redis cache change"
+    with index.open_reader(root) as conn:
+        plain = decide(conn, prompt, Config())
+        t = transcript(tmp_path / "t.jsonl", [{"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "name": "Edit", "input": {"file_path": str(tmp_path / "p" / "billing" / "invoice_totals.py")}}]}}])
+        touched = decide(conn, prompt, Config(), session=read_session(str(t), 1 << 20, 65536))
+    assert "tech-debt/invoice-rounding.json" not in [h.path for h in plain.hits]
+    assert "tech-debt/invoice-rounding.json" in [h.path for h in touched.hits]
+
+
+def test_a_pick_that_covers_much_less_than_the_best_one_is_dropped(project: Path) -> None:
+    """The runbook explains the prompt (0.96 of its IDF mass); the RDS constraint matches
+    "400" and "rds" (0.46): enough for min_coverage, not next to the best pick."""
+    root = project / ".claude" / "memory"
+    prompt = "stripe webhook signature fails with 400 on staging, also rds connections"
+    every_candidate = {"relative_cutoff": 0.0}  # isolate the coverage rules from the score rule
+    with index.open_reader(root) as conn:
+        strict = decide(conn, prompt, parse_config({"retrieval": every_candidate}))
+        lenient = decide(conn, prompt, parse_config({"retrieval": {**every_candidate, "min_relative_coverage": 0.0}}))
+    assert [h.path for h in strict.hits] == ["runbooks/stripe-webhook-signature.json"]
+    assert "constraints/rds-max-connections.json" in [h.path for h in lenient.hits]
+    dropped = [d for d in strict.decisions if d.path == "constraints/rds-max-connections.json"]
+    assert dropped and not dropped[0].kept and "best pick" in dropped[0].rule
+
+
+def test_small_stores_keep_their_common_terms(tmp_path: Path) -> None:
+    """In a store of 8, a term in 3 memories is not 'common' (a quarter would drop it)."""
+    from memindex.query import Params, plan_query
+
+    root = tmp_path / "p" / ".claude" / "memory"
+    for i in range(8):
+        put(root, "runbook", f"r{i}", f"Runbook {i}", ["ops"], "deploy the api" if i < 3 else f"other topic {i}")
+    sync(root, Config())
+    with index.open_reader(root) as conn:
+        kept = plan_query(conn, "deploy the api topic", Params())
+        starved = plan_query(conn, "deploy the api topic", Params(df_floor=1))
+    assert sorted(t.text for t in kept.used) == ["api", "deploy", "topic"]
+    assert len(starved.used) == 1  # the old rule: every term "common", one kept as a last resort
+
+
+def test_explain_names_the_rule_for_each_memory(project: Path) -> None:
+    from memindex.cli import main
+
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["--root", str(project), "explain", "--json", STRIPE])
+    assert code == 0
+    report = json.loads(out.getvalue())
+    assert report["injected"] == [".claude/memory/runbooks/stripe-webhook-signature.json"]
+    assert report["settings"]["min_coverage"] == 0.4
+    assert all(c["rule"] for c in report["considered"])
+    kept = [c for c in report["considered"] if c["kept"]]
+    assert kept and kept[0]["coverage"] >= 0.4
