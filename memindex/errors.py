@@ -103,3 +103,11 @@ class UntrustedRoot(MemindexError):
         self.path = path
         self.reason = reason
         super().__init__(f"untrusted memory root: {path} {reason}")
+
+
+class ModelNotFound(MemindexError, FileNotFoundError):
+    """No local copy of the requested embedding model; the message says how to get one."""
+
+
+class ModelError(MemindexError):
+    """A model this runtime cannot run faithfully, or whose weights are not the expected ones."""
