@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat as stat_mod
 
 
@@ -26,7 +25,7 @@ def fsync_dir(directory: str) -> None:
 
 def write_temp(directory: str, name: str, data: bytes, mode: int | None = None) -> str:
     """A fully written, fsynced hidden temp file next to the final path."""
-    tmp = os.path.join(directory, f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    tmp = os.path.join(directory, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as fh:

@@ -24,20 +24,22 @@ import os
 import re
 import sqlite3
 from collections.abc import Sequence
-from datetime import datetime
 
 from .config import Config
 from .defaults import CATEGORY_PRIORITY, FILE_ANCHOR_MAX
 from .hits import Hit
 from .index import reads
 from .index.rows import file_key
-from .legacy import match
 from .query import Filters, Params, QueryPlan, coverage, latest, plan_query, search
 from .text import query_terms
 from .transcript import Session
 
+TYPE_CHECKING = False  # annotations only (typing and datetime cost the hook milliseconds)
+if TYPE_CHECKING:
+    from datetime import datetime
+
 _INTENTS: dict[str, list[re.Pattern[str]]] | None = None
-_PATH_IN_PROMPT = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]*[A-Za-z0-9_-]\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])")
+_PATH_IN_PROMPT = r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]*[A-Za-z0-9_-]\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])"
 
 
 class Decision:
@@ -146,7 +148,7 @@ def _resume(conn: sqlite3.Connection, plan: QueryPlan, text: str, cfg: Config, p
 
 
 def _files_in(prompt: str) -> list[str]:
-    return [m for m in _PATH_IN_PROMPT.findall(prompt) if "/" in m or m.count(".") == 1][:20]
+    return [m for m in re.findall(_PATH_IN_PROMPT, prompt) if "/" in m or m.count(".") == 1][:20]
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -186,6 +188,8 @@ def decide(
         return outcome
     max_inject = cfg["retrieval.max_inject"]
     if cfg["retrieval.match_strategy"] == "title_tags":
+        from .legacy import match
+
         descriptions = {c: cfg[f"categories.{c}.description"] for c in CATEGORY_PRIORITY}
         outcome.hits = match(conn, prompt, max_inject=max_inject, descriptions=descriptions, now=now)
         return outcome

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import Sequence
-from datetime import datetime, timedelta, timezone
 
 from .config import DEFAULTS, Config
 from .defaults import (
@@ -32,6 +31,10 @@ from .hits import Hit, rank_key
 from .index import reads
 from .index.reads import Scratch
 from .text import Term, query_terms, valid_unicode
+
+TYPE_CHECKING = False  # typing costs the hook 3 ms to import; annotations only
+if TYPE_CHECKING:
+    from datetime import datetime
 
 
 class Params:
@@ -179,9 +182,17 @@ class Filters:
         return cls(retention_days=keep, **kw)  # type: ignore[arg-type]
 
 
+def _now() -> "datetime":
+    from datetime import datetime, timezone  # only here: the hook's imports stay lean
+
+    return datetime.now(timezone.utc)
+
+
 def _where(filters: Filters, now: datetime) -> tuple[str, list[object]]:
     """SQL for every filter but the record status (retired memories are needed to find
     their replacements; `search` drops them after)."""
+    from datetime import timedelta
+
     tag_key = "," + valid_unicode(filters.tag).lower().replace(",", " ") + "," if filters.tag else None
     cutoffs = [
         (category, (now - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S"))
@@ -246,7 +257,7 @@ def search(
     match = plan.match
     if match is None or limit <= 0:
         return []
-    where, args = _where(filters, now or datetime.now(timezone.utc))
+    where, args = _where(filters, now or _now())
     weights = (params.title_weight, params.tags_weight, params.body_weight, params.kind_weight)
     depth = limit * RELATED_DEPTH if related else limit  # word matches ranked
     want = depth + 5  # a few more, so that exact ties can be ordered by category

@@ -24,7 +24,7 @@ from .defaults import FOLDERS, INDEX_MD, LOCK_FILE, WAIT_FILE
 from .files import replace_atomic
 from .paths import safe_relpath
 from .paths import FileStat, display_prefix
-from .errors import IndexUnavailable, LockTimeout, MemoryFileError, UnsafeFile, UsageError
+from .errors import LockTimeout, MemoryFileError, UnsafeFile, UsageError
 from .store import load_memory, stat_file, walk
 
 
@@ -175,32 +175,6 @@ def _repairing(root: Path, run: Callable[[], SyncReport]) -> SyncReport:
         return report
 
 
-def open_fresh_reader(root: Path, cfg: Config, allow_sync: bool = True) -> sqlite3.Connection:
-    """A read-only connection, after an incremental sync when the O(1) check says the index
-    is stale or missing (a short lock wait: if another writer is busy, read what exists)."""
-    try:
-        conn = index.open_reader(root)
-        stale = index.is_stale(conn, root)
-    except IndexUnavailable:
-        conn, stale = None, True
-    if stale and allow_sync:
-        if conn is not None:
-            conn.close()
-        try:
-            sync(root, cfg, lock_timeout=min(float(cfg["index.lock_timeout_s"]), 3.0))
-        except (LockTimeout, IndexUnavailable, sqlite3.Error, OSError) as exc:
-            try:
-                conn = index.open_reader(root)
-            except IndexUnavailable as again:
-                raise IndexUnavailable(f"{again} (the sync before it failed: {exc})") from None
-            print(f"memindex: could not sync first ({exc}); reading the index as it is", file=sys.stderr)
-            return conn
-        conn = index.open_reader(root)
-    elif conn is None:
-        conn = index.open_reader(root)  # raises with the reason
-    return conn
-
-
 def sync_files_locked(
     root: Path, cfg: Config, rels: Iterable[str], folders_before: dict[str, int] | None = None
 ) -> SyncReport:
@@ -316,7 +290,7 @@ def _sync_locked(
             1 for p in report.problems if p not in current and not p.endswith("/")
         )
         # index.md changes only when a line does (a body edit leaves it as it is).
-        if lines_changed or not (root / INDEX_MD).exists():
+        if lines_changed or not os.path.exists(os.path.join(root, INDEX_MD)):
             write_index_md(root, conn)
             if lines_changed:
                 index.set_meta(conn, index_md_dirty=0)
@@ -349,4 +323,4 @@ def write_index_md(root: Path, conn: sqlite3.Connection) -> None:
             stale.unlink()
         except OSError:
             pass
-    replace_atomic(str(root / INDEX_MD), ("\n".join(head + lines) + "\n").encode("utf-8"))
+    replace_atomic(os.path.join(root, INDEX_MD), ("\n".join(head + lines) + "\n").encode("utf-8"))

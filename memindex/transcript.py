@@ -11,7 +11,6 @@ import json
 import os
 import re
 import stat
-from datetime import datetime
 
 _MAX_WINDOW = 4 * 1024 * 1024
 
@@ -176,6 +175,8 @@ def _epoch(value: object) -> float:
     (a memory is then not injected again until it changes after a dated one)."""
     if not isinstance(value, str):
         return float("inf")
+    from datetime import datetime
+
     try:
         return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
     except (ValueError, OverflowError):

@@ -6,21 +6,19 @@ import argparse
 import json
 import math
 import sys
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
 
 
-class AddParser(Protocol):
-    """`add(name, json_flag=True)`: a subparser with `--json`/`--quiet` and the help line
-    of the command table (`memindex.cli.main.COMMANDS`)."""
-
-    def __call__(self, name: str, json_flag: bool = True, example: str | None = None) -> argparse.ArgumentParser: ...
+# `add(name, json_flag=True, example=None)`: a subparser with `--json`/`--quiet` and the
+# help line of the command table (`memindex.cli.main.COMMANDS`).
+AddParser = Callable[..., argparse.ArgumentParser]
 
 
 def err(message: str) -> None:
     print(f"memindex: {message}", file=sys.stderr)
 
 
-def emit_json(value: Any) -> None:
+def emit_json(value: object) -> None:
     print(json.dumps(value, ensure_ascii=False, indent=None))
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from ..config import Config
 from ..errors import UsageError, WriteError
@@ -21,7 +20,7 @@ def register(add: AddParser) -> None:
     p.set_defaults(handler=cmd_candidate)
 
 
-def cmd_candidate(args: argparse.Namespace, root: Path, cfg: Config) -> int:
+def cmd_candidate(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Which existing memory should new information update? JSON answer."""
     if (args.new_info is None) == (args.new_info_file is None):
         raise UsageError("give exactly one of --new-info TEXT or --new-info-file F")

@@ -20,7 +20,7 @@ def register(add: AddParser) -> None:
     p.set_defaults(handler=cmd_init)
 
 
-def cmd_init(args: argparse.Namespace, root: Path | None, cfg: Config) -> int:
+def cmd_init(args: argparse.Namespace, root: str | None, cfg: Config) -> int:
     """Create .claude/memory (folders, commented config), build its index, show the rules."""
     from ..scaffold import add_permissions, init_project, permission_rules
     from ..sync import sync

@@ -6,8 +6,7 @@ import argparse
 import importlib
 import os
 import sys
-from pathlib import Path
-from typing import Any, Sequence
+from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import (
@@ -84,7 +83,7 @@ def _command_name(argv: Sequence[str]) -> str | None:
 
 
 def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
-    """The parser, with full options for `wanted`'s module and a help line for the rest."""
+    """The parser: full options for `wanted`'s module, or a help line for every command."""
     parser = argparse.ArgumentParser(
         prog="memindex",
         description="Persistent full-text index of a project's .claude/memory files.",
@@ -110,11 +109,11 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("-q", "--quiet", action="store_true", help="print only errors")
         return p
 
-    for name, (module, help_text, _) in COMMANDS.items():
-        if module != module_name:
-            sub.add_parser(name, help=help_text, add_help=False)
-        elif name == next(n for n, spec in COMMANDS.items() if spec[0] == module):
-            importlib.import_module(f"{__package__}.{module}").register(add)
+    if module_name is not None:  # a known command: its module only (18 parsers cost 2 ms)
+        importlib.import_module(f"{__package__}.{module_name}").register(add)
+        return parser
+    for name, (_, help_text, _) in COMMANDS.items():  # `memindex --help`, a typo: the list
+        sub.add_parser(name, help=help_text, add_help=False)
     return parser
 
 
@@ -144,19 +143,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_command_name(argv))
     args = parser.parse_args(argv)
-    handler: Any = getattr(args, "handler", None)
+    handler = getattr(args, "handler", None)
     if handler is None:  # a stub parser: cannot happen once the name was found, but be plain
         parser.error(f"unknown command {args.command!r}")
     from ..config import Config, load_config
 
-    root: Path | None = None
+    root: str | None = None  # a str: pathlib would cost `search` 9 ms of imports
     cfg = Config()
     args.root_path = None
     try:
         if COMMANDS[args.command][2]:
             from ..paths import find_root
 
-            root = Path(find_root(args.root, explicit=args.root is not None))
+            root = find_root(args.root, explicit=args.root is not None)
             args.root_path = root
             if not os.access(root, os.R_OK | os.X_OK):
                 err(f"cannot read the memory root {root}: permission denied")

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-from typing import Any, Sequence
+from collections.abc import Sequence
 
 from ..config import Config
 from ..defaults import CATEGORIES
@@ -28,11 +27,11 @@ def register(add: AddParser) -> None:
     p.set_defaults(handler=cmd_explain)
 
 
-def cmd_search(args: argparse.Namespace, root: Path, cfg: Config) -> int:
+def cmd_search(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Ranked memories for a query: a compact list, or JSON."""
     from ..paths import display_prefix
     from ..query import Filters, Params, search
-    from ..sync import open_fresh_reader
+    from ..reader import open_fresh_reader
 
     text = clean_arg(" ".join(args.query)) or ""
     conn = open_fresh_reader(root, cfg, allow_sync=not args.no_sync)
@@ -55,12 +54,12 @@ def cmd_search(args: argparse.Namespace, root: Path, cfg: Config) -> int:
     return 0
 
 
-def cmd_explain(args: argparse.Namespace, root: Path, cfg: Config) -> int:
+def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """What the prompt hook would inject for a prompt, and the rule that kept or dropped
     each memory it considered, with the setting to change."""
     from ..inject import decide
     from ..paths import display_prefix
-    from ..sync import open_fresh_reader
+    from ..reader import open_fresh_reader
 
     prompt = clean_arg(" ".join(args.prompt)) or ""
     conn = open_fresh_reader(root, cfg, allow_sync=not args.no_sync)
@@ -95,7 +94,7 @@ def cmd_explain(args: argparse.Namespace, root: Path, cfg: Config) -> int:
     return 0
 
 
-def hit_json(hit: Hit, prefix: str) -> dict[str, Any]:
+def hit_json(hit: Hit, prefix: str) -> dict[str, object]:
     return {
         "path": prefix + hit.path,
         "id": hit.id,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from ..config import Config
@@ -18,7 +17,7 @@ def register(add: AddParser) -> None:
     p.set_defaults(handler=cmd_status)
 
 
-def cmd_status(args: argparse.Namespace, root: Path, cfg: Config) -> int:
+def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Counts, index size, last sync, staleness."""
     from .. import index
     from ..index import reads

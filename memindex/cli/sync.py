@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from ..config import Config
 from ..paths import shown_path
@@ -24,17 +23,17 @@ def register(add: AddParser) -> None:
     p.set_defaults(handler=cmd_rebuild)
 
 
-def cmd_sync(args: argparse.Namespace, root: Path, cfg: Config) -> int:
+def cmd_sync(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Bring the index up to date (re-reads only changed files)."""
     return _run(args, root, cfg, rebuild=False)
 
 
-def cmd_rebuild(args: argparse.Namespace, root: Path, cfg: Config) -> int:
+def cmd_rebuild(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Re-read every file into the index, in place, in one transaction."""
     return _run(args, root, cfg, rebuild=True)
 
 
-def _run(args: argparse.Namespace, root: Path, cfg: Config, rebuild: bool) -> int:
+def _run(args: argparse.Namespace, root: str, cfg: Config, rebuild: bool) -> int:
     from ..sync import sync
 
     report = sync(

@@ -6,7 +6,6 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 
 from ..config import Config
 from ..defaults import CATEGORIES, FOLDERS
@@ -21,7 +20,7 @@ def register(add: AddParser) -> None:
     p.set_defaults(handler=cmd_schema)
 
 
-def cmd_validate(args: argparse.Namespace, root: Path, cfg: Config) -> int:
+def cmd_validate(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Check every memory file against schema 1.0; exit 1 if any is invalid."""
     from ..errors import MemoryFileError
     from ..paths import display_prefix, shown_path
@@ -54,7 +53,7 @@ def cmd_validate(args: argparse.Namespace, root: Path, cfg: Config) -> int:
     return 1 if report else 0
 
 
-def _stray_files(root: Path) -> list[str]:
+def _stray_files(root: str) -> list[str]:
     """JSON files in folders that are not category folders (a likely misplacement)."""
     stray: list[str] = []
     try:
@@ -69,7 +68,7 @@ def _stray_files(root: Path) -> list[str]:
     return stray
 
 
-def cmd_schema(args: argparse.Namespace, root: Path | None, cfg: Config) -> int:
+def cmd_schema(args: argparse.Namespace, root: str | None, cfg: Config) -> int:
     """Print the JSON Schema of memory files (one category, or all)."""
     from ..schema import all_schemas, memory_schema
 

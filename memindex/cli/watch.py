@@ -7,7 +7,6 @@ SIGINT/SIGTERM/SIGHUP ask the watcher to stop once the sync in progress has comm
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from ..config import Config
@@ -72,7 +71,7 @@ def _restore_signals(previous: dict[int, Any]) -> None:
             pass
 
 
-def cmd_watch(args: argparse.Namespace, root: Path, cfg: Config) -> int:
+def cmd_watch(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Keep the index fresh while memory files change, until interrupted."""
     log = Log(json_mode=args.json, quiet=args.quiet)
     watcher = Watcher(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from ..config import Config
@@ -127,7 +126,7 @@ def save_options(p: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=cmd_save)
 
 
-def cmd_save(args: argparse.Namespace, root: Path, cfg: Config) -> int:
+def cmd_save(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Create a new memory from JSON (validated, auto-fixed, never overwriting)."""
     data = _read_input(args, cfg)
     category = args.category
@@ -149,7 +148,7 @@ def update_options(p: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=cmd_update)
 
 
-def cmd_update(args: argparse.Namespace, root: Path, cfg: Config) -> int:
+def cmd_update(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Merge changes into an existing memory."""
     patch = _read_input(args, cfg, "the changes")
     result = update_memory(root, cfg, args.path, patch, expect_hash=args.expect_hash, lock_timeout=args.lock_timeout)
@@ -169,7 +168,7 @@ def lifecycle_options(p: argparse.ArgumentParser, action: str) -> None:
     p.set_defaults(handler=cmd_lifecycle, action=action)
 
 
-def cmd_lifecycle(args: argparse.Namespace, root: Path, cfg: Config) -> int:
+def cmd_lifecycle(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Retire, archive, unarchive or restore a memory (`args.action`)."""
     result = set_status(
         root, cfg, args.path, args.action,
@@ -190,7 +189,7 @@ def gc_options(p: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=cmd_gc)
 
 
-def cmd_gc(args: argparse.Namespace, root: Path, cfg: Config) -> int:
+def cmd_gc(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Delete retired memories past the grace period."""
     result = gc(root, cfg, dry_run=args.dry_run, lock_timeout=args.lock_timeout)
     _warn(result)

@@ -60,7 +60,7 @@ from ..defaults import CANDIDATE_POOL, KEY_FIELDS, NO_DELETE, NOOP_THRESHOLD, UP
 from ..errors import MemoryFileError, UsageError
 from ..paths import display_prefix
 from ..store import parse_json, read_bytes
-from ..sync import open_fresh_reader
+from ..reader import open_fresh_reader
 from ..text import query_terms
 from .validate import clean_title, normalize_category, sha256_hex
 

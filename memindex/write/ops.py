@@ -108,7 +108,7 @@ class WriteTransaction:
     def create(self, rel: str, blob: bytes) -> str:
         """Write a new memory file (creating its folder); never overwrites. Its sha256."""
         folder, name = rel.split("/")
-        directory = self.root / folder
+        directory = os.path.join(self.root, folder)
         if os.path.lexists(directory) and not os.path.isdir(directory):
             raise WriteError(f"{display(self.root, folder)} is not a folder")
         os.makedirs(directory, exist_ok=True)
@@ -323,7 +323,7 @@ def _stale_temps(root: Path) -> list[str]:
     now_s = time.time()
     for folder in FOLDERS:
         try:
-            entries = list(os.scandir(root / folder))
+            entries = list(os.scandir(os.path.join(root, folder)))
         except OSError:
             continue
         for entry in entries:

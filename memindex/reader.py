@@ -1,0 +1,41 @@
+"""A reader that is fresh enough: the index as it is, or after an incremental sync when
+the O(1) check says files changed. `memindex search`, `explain` and `candidate` read
+through it; a fresh index costs them no import of the writer side."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+import os
+
+from . import index
+from .config import Config
+from .errors import IndexUnavailable, LockTimeout
+
+
+def open_fresh_reader(root: str | os.PathLike[str], cfg: Config, allow_sync: bool = True) -> sqlite3.Connection:
+    """A read-only connection, after an incremental sync when the O(1) check says the index
+    is stale or missing (a short lock wait: if another writer is busy, read what exists)."""
+    try:
+        conn = index.open_reader(root)
+        stale = index.is_stale(conn, root)
+    except IndexUnavailable:
+        conn, stale = None, True
+    if stale and allow_sync:
+        if conn is not None:
+            conn.close()
+        try:
+            from .sync import sync  # only when stale: a fresh index costs no writer imports
+
+            sync(root, cfg, lock_timeout=min(float(cfg["index.lock_timeout_s"]), 3.0))
+        except (LockTimeout, IndexUnavailable, sqlite3.Error, OSError) as exc:
+            try:
+                conn = index.open_reader(root)
+            except IndexUnavailable as again:
+                raise IndexUnavailable(f"{again} (the sync before it failed: {exc})") from None
+            print(f"memindex: could not sync first ({exc}); reading the index as it is", file=sys.stderr)
+            return conn
+        conn = index.open_reader(root)
+    elif conn is None:
+        conn = index.open_reader(root)  # raises with the reason
+    return conn
