@@ -230,16 +230,6 @@ def _not_again(
     return kept
 
 
-def auto_inject(
-    conn: sqlite3.Connection,
-    prompt: str,
-    cfg: Config,
-    *,
-    turns: Sequence[str] = (),
-    session: Session | None = None,
-    shown_prefix: str = "",
-    now: datetime | None = None,
-    params: Params | None = None,
-) -> list[Hit]:
-    """What the prompt hook injects (see `decide`)."""
-    return decide(conn, prompt, cfg, turns=turns, session=session, shown_prefix=shown_prefix, now=now, params=params).hits
+def auto_inject(conn: sqlite3.Connection, prompt: str, cfg: Config, **options: object) -> list[Hit]:
+    """What the prompt hook injects: `decide(...).hits` (same options)."""
+    return decide(conn, prompt, cfg, **options).hits  # type: ignore[arg-type]

@@ -44,7 +44,7 @@ session 35 and 19 sessions), "12:xx am" (just after midnight).
 
 Usage: `python -m memindex.evaluation.locomo LOCOMO_JSON DEST` writes `DEST/conv-N/` (a
 project with `.claude/memory/`) and `DEST/conv-N/queries.json` for every conversation.
-Standard library only.
+Standard library and memindex only.
 """
 
 from __future__ import annotations
@@ -57,7 +57,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
-SCHEMA_VERSION = "1.0"
+from ..write.records import fill_defaults
+
 CATEGORY = "preference"
 FOLDER = "preferences"
 CATEGORY_FOLDERS = ("sessions", "decisions", "runbooks", "constraints", "tech-debt", "preferences")
@@ -199,25 +200,17 @@ def facts(conversation: dict[str, Any]) -> list[dict[str, Any]]:
 
 def memory_record(fact: dict[str, Any]) -> dict[str, Any]:
     """The schema-1.0 `preference` memory of one fact."""
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "category": CATEGORY,
+    record = {
         "id": fact["id"],
         "title": make_title(fact["text"]),
         "created_at": fact["date"],
         "updated_at": fact["date"],
         "tags": [_tag(fact["speaker"]), f"session-{fact['session']}"],
         "content": {"topic": fact["speaker"], "value": fact["text"]},
-        "related_files": [],
         "confidence": 1.0,
-        "record_status": "active",
-        "changes": [],
-        "times_updated": 0,
-        "retired_at": None,
-        "retired_reason": None,
-        "archived_at": None,
-        "archived_reason": None,
     }
+    fill_defaults(record, CATEGORY)  # the managed fields, as the write path fills them
+    return record
 
 
 def dia_index(fact_list: list[dict[str, Any]]) -> dict[str, list[str]]:
