@@ -114,7 +114,8 @@ SPEC: dict[str, object] = {
     "semantic": {
         # off by default: needs `pip install 'memindex[semantic]'` and a model
         "enabled": Leaf(False),
-        # a local folder, or a hub id found in the local cache / the model package
+        # a local folder, or a hub id found in the local cache / the model package;
+        # "builtin:hashing" is the deterministic test/dev stand-in (semantic/standin.py, no model)
         "model": Leaf("sentence-transformers/all-MiniLM-L6-v2"),
         "idle_exit_s": Leaf(1800.0, 10.0, 7 * 86400.0),  # the worker exits after this long unused
         "hook_budget_ms": Leaf(150, 10, 2000),  # the prompt hook waits this long for the worker

@@ -9,7 +9,7 @@ from __future__ import annotations
 SCHEMA_VERSION = "1.0"
 # Bump when the index layout or the text it stores changes: every writer rebuilds an index
 # whose PRAGMA user_version differs, every reader reports it.
-INDEX_VERSION = 10
+INDEX_VERSION = 12
 
 MEMORY_DIR = (".claude", "memory")
 INDEX_FILE = ".index.db"
@@ -21,6 +21,8 @@ CONFIG_FILE = "memory-config.json"
 CONFIG_MAX_BYTES = 1_048_576
 SPAWN_MARKER = ".sync.spawned"  # the hooks' last background sync start (single flight)
 LOG_FILE = ".memindex.log"  # stderr of background syncs
+SERVE_MARKER = ".serve.pid"  # the resident worker's pid marker (flock: one worker per root)
+SERVE_SPAWN_MARKER = ".serve.spawned"  # the hooks' last worker start (single flight; a future mtime backs off)
 
 # The hooks (Claude Code runs them with a 10 s timeout of its own).
 HOOK_MAX_STDIN = 16 * 1024 * 1024

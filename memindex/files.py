@@ -12,7 +12,7 @@ import stat as stat_mod
 
 def fsync_dir(directory: str) -> None:
     try:
-        fd = os.open(directory, os.O_RDONLY)
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))  # a folder: never a FIFO's wait
     except OSError:
         return
     try:
@@ -74,10 +74,12 @@ def create_exclusive(path: str, data: bytes) -> None:
 
 
 def replace_atomic(path: str, data: bytes) -> None:
-    """Replace an existing file atomically, keeping its permission bits."""
+    """Replace an existing file atomically, keeping its permission bits (a regular file's
+    own: never those of what a link points to, such as /dev/zero's 0666)."""
     directory, name = os.path.split(path)
     try:
-        mode = stat_mod.S_IMODE(os.stat(path).st_mode)
+        st = os.lstat(path)
+        mode = stat_mod.S_IMODE(st.st_mode) if stat_mod.S_ISREG(st.st_mode) else None
     except OSError:
         mode = None
     tmp = write_temp(directory, name, data, mode)

@@ -27,6 +27,9 @@ from .defaults import (
 )
 from .errors import UnsafeFile
 
+DENSE_K = 20  # the worker's nearest memories recorded per prompt
+_ABSENT = object()  # no worker answers: start one once the prompt is answered
+
 
 class Quiet(Exception):
     """An expected reason to say nothing (reported on stderr)."""
@@ -120,15 +123,15 @@ def spawn_sync(root, paths: list[str] | None = None, lock_timeout: float = 0.0) 
 
     if watcher_pid(root) is not None:
         return  # `memindex watch` keeps this root fresh already
-    if paths is None:
-        try:
-            if time.time() - os.stat(marker).st_mtime < SPAWN_GUARD_S:
-                return
-        except OSError:
-            pass
     from . import rootfs
     try:
         if paths is None:
+            rootfs.check(marker)  # a link, FIFO or another user's file: refused, never its target's mtime read
+            try:
+                if time.time() - os.lstat(marker).st_mtime < SPAWN_GUARD_S:
+                    return
+            except OSError:
+                pass
             rootfs.write(marker, b"")
         _start_sync(root, paths, lock_timeout)
     except UnsafeFile as exc:
@@ -214,7 +217,8 @@ def on_prompt(data: dict) -> str:
             skip=prompt,
         )
     session = read_session(transcript, cfg["retrieval.transcript_context.scan_bytes"], FILES_TAIL_BYTES)
-    context = (turns, session)
+    dense = _ask_worker(root, prompt, turns, cfg) if cfg["semantic.enabled"] else None
+    context = (turns, session, dense if dense is not _ABSENT else None)
     from . import index
 
     try:
@@ -235,7 +239,12 @@ def on_prompt(data: dict) -> str:
     from .render import memory_context
     from .paths import display_prefix
 
-    return memory_context(hits, display_prefix(root))
+    block = memory_context(hits, display_prefix(root))
+    if dense is _ABSENT:  # started after the answer: the new worker's start-up does not slow this prompt
+        from .semantic import client
+
+        client.restart(root, client.session_parent())
+    return block
 
 
 def _answer(root, prompt: str, cfg, context) -> list:
@@ -244,14 +253,40 @@ def _answer(root, prompt: str, cfg, context) -> list:
     from .inject import auto_inject
     from .paths import display_prefix
 
-    turns, session = context
+    turns, session, dense = context
     conn = index.open_reader(root, busy_ms=1000)
     try:
         if index.is_stale(conn, root):
             spawn_sync(root)
-        return auto_inject(conn, prompt, cfg, turns=turns, session=session, shown_prefix=display_prefix(root))
+        return auto_inject(conn, prompt, cfg, turns=turns, session=session, shown_prefix=display_prefix(root), dense=dense)
     finally:
         conn.close()
+
+
+def _ask_worker(root, prompt: str, turns: list[str], cfg):
+    """Send the prompt to the resident worker now, so that it embeds while the lexical
+    search runs; returns the callable that collects its answer for the lexical candidates
+    (within semantic.hook_budget_ms in all), None when the worker cannot be asked, or
+    _ABSENT when there is none: the hook then starts one for the next prompt (at most once
+    per SPAWN_GUARD_S), once this prompt's answer is ready."""
+    from .semantic import client
+
+    text = "\n".join([prompt, *reversed(turns)])  # the prompt first: the model reads 256 tokens
+    pending = client.begin(root, text, k=DENSE_K, budget_s=cfg["semantic.hook_budget_ms"] / 1000.0)
+    if pending is None:  # silent, as without the semantic channel; only a hostile socket folder is said
+        if client.last_failure == "absent":
+            return _ABSENT
+        if client.last_failure == "unsafe":
+            note(f"semantic worker not used: {client.runtime_dir()} is not a private folder of this user")
+        return None
+
+    def collect(rowids: list[int]):
+        from .inject import Dense
+
+        reply = pending.finish(rowids)
+        return None if reply is None else Dense.from_reply(reply)
+
+    return collect
 
 
 def on_post_tool_use(data: dict) -> str:
@@ -286,6 +321,10 @@ def on_session_start(data: dict) -> str:
     from .config import load_config
 
     cfg = load_config(root)
+    if cfg["semantic.enabled"]:  # keep the model warm for this session's prompts
+        from .semantic import client
+
+        client.start(root, client.session_parent())
     count = cfg["retrieval.session_start.inject_recent"]
     if count <= 0 or not cfg["retrieval.enabled"]:
         return ""

@@ -23,7 +23,7 @@ import json
 import os
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .config import Config
 from .defaults import CATEGORY_PRIORITY, FILE_ANCHOR_MAX
@@ -51,6 +51,28 @@ class Decision:
         self.path, self.kept, self.rule, self.score, self.coverage = path, kept, rule, score, coverage
 
 
+class Dense:
+    """What the semantic worker says about a prompt: `cos`, rowid -> cosine of the lexical
+    candidates that have a vector, and `top`, its own nearest memories [(rowid, cosine)],
+    best first. Recorded on the Outcome; no rule uses it yet."""
+
+    __slots__ = ("cos", "top")
+
+    def __init__(self, cos: dict[int, float] | None = None, top: Sequence[tuple[int, float]] = ()) -> None:
+        self.cos: dict[int, float] = dict(cos or {})
+        self.top: list[tuple[int, float]] = list(top)
+
+    @classmethod
+    def from_reply(cls, reply: object) -> Dense | None:
+        """From a worker's answer ({"cos": {"rowid": c}, "top": [[rowid, c]]}); None if garbled."""
+        try:
+            cos = {int(k): float(v) for k, v in reply["cos"].items()}  # type: ignore[index]
+            top = [(int(r), float(c)) for r, c in reply["top"]]  # type: ignore[index]
+        except (TypeError, ValueError, KeyError, AttributeError):
+            return None
+        return cls(cos, top)
+
+
 class Outcome:
     """The memories to inject, and a Decision for every memory considered."""
 
@@ -58,6 +80,7 @@ class Outcome:
         self.hits: list[Hit] = []
         self.decisions: list[Decision] = []
         self.intent: str | None = None
+        self.dense: Dense | None = None  # the semantic worker's view, when it answered
 
     def note(self, hit: Hit, kept: bool, rule: str) -> None:
         self.decisions.append(Decision(hit.path, kept, rule, hit.score, hit.coverage))
@@ -181,8 +204,11 @@ def decide(
     shown_prefix: str = "",
     now: datetime | None = None,
     params: Params | None = None,
+    dense: Dense | Callable[[list[int]], Dense | None] | None = None,
 ) -> Outcome:
-    """The whole policy, with the reason for each memory considered."""
+    """The whole policy, with the reason for each memory considered. `dense` is the
+    semantic worker's view, or a callable that asks for it given the lexical candidates'
+    rowids; it is recorded on the outcome and changes no decision."""
     outcome = Outcome()
     if not wants_injection(prompt, cfg):
         return outcome
@@ -192,6 +218,7 @@ def decide(
 
         descriptions = {c: cfg[f"categories.{c}.description"] for c in CATEGORY_PRIORITY}
         outcome.hits = match(conn, prompt, max_inject=max_inject, descriptions=descriptions, now=now)
+        outcome.dense = _dense(dense, outcome.hits)
         return outcome
     params = params or Params.from_config(cfg)
     text = enrich(prompt, turns, cfg)
@@ -199,18 +226,26 @@ def decide(
     if cfg["retrieval.intents"] and intent_of(prompt) == "resume":
         outcome.intent = "resume"
         picks = _resume(conn, plan, text, cfg, params, now)
+        outcome.dense = _dense(dense, picks)
         for h in picks:
             outcome.note(h, True, "the prompt asks to resume earlier work: the session summary")
     else:
         files = [*_files_in(prompt), *(session.files[-10:] if session else [])]
         anchored = anchored_by(conn, files) if cfg["retrieval.file_anchors"] else {}
         hits = search(conn, text, limit=max(10, max_inject), params=params, filters=Filters.from_config(cfg), now=now, plan=plan)
+        outcome.dense = _dense(dense, hits)
         picks = select_for_injection(conn, plan, hits, cfg, outcome, set(anchored))
         for h in picks:
             why = f" (its related_files name {anchored[h.rowid]})" if h.rowid in anchored else ""
             outcome.note(h, True, "a clear word match" + why)
     outcome.hits = _not_again(conn, picks[:max_inject], session, shown_prefix, cfg, outcome)
     return outcome
+
+
+def _dense(dense: Dense | Callable[[list[int]], Dense | None] | None, candidates: Sequence[Hit]) -> Dense | None:
+    if dense is None or isinstance(dense, Dense):
+        return dense
+    return dense([h.rowid for h in candidates])
 
 
 def _not_again(

@@ -10,6 +10,7 @@ import math
 import sqlite3
 from collections.abc import Sequence
 
+from . import cjk, cjk_search
 from .config import DEFAULTS, Config
 from .defaults import (
     CATEGORIES,
@@ -88,11 +89,21 @@ class QueryPlan:
         self.df: dict[Term, int] = {}
         self.used: list[Term] = []
         self.expressions: dict[Term, str] = {}
+        # Text without spaces (memindex/cjk.py): memories with a `fts_cjk` row, each term's
+        # matches there (included in `df`), the query's CJK runs.
+        self.spaceless = 0
+        self.side_df: dict[Term, int] = {}
+        self.runs: list[str] = []
 
     def idf(self, term: Term) -> float:
         """Lucene's always-positive IDF: meaningful even in a store of three memories."""
         n, df = self.n_docs, self.df.get(term, 0)
         return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+    @property
+    def fused(self) -> bool:
+        """Does a queried term match in `fts_cjk` (ranked by `cjk_search`)?"""
+        return any(t in self.side_df for t in self.used)
 
     @property
     def match(self) -> str | None:
@@ -117,9 +128,11 @@ def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int 
     # 6 memories starves recall where BM25's IDF already weighs them little).
     cap = min(max(params.df_floor, int(n_docs * params.max_df_ratio)), params.max_postings) + 1
     top_rowid = reads.top_rowid(conn)
+    plan.spaceless = reads.spaceless_count(conn)  # 0 in a store without CJK text
     for term in terms:
         quoted = _quote(term.text)
-        if term.is_phrase or params.prefix_mode == "none" or len(term.parts[0]) < params.prefix_min_len:
+        bigram = cjk.has_cjk(term.text)  # two CJK characters, a token of fts_cjk only
+        if bigram or term.is_phrase or params.prefix_mode == "none" or len(term.parts[0]) < params.prefix_min_len:
             expression = quoted
         elif params.prefix_mode == "both":
             expression = f"{quoted} OR {quoted}*"
@@ -128,11 +141,18 @@ def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int 
             # that of all the words it reaches, so a broad prefix weighs little.
             expression = quoted + "*"
         plan.expressions[term] = expression
-        df = _count(conn, quoted, cap, top_rowid)
+        df = 0 if bigram else _count(conn, quoted, cap, top_rowid)
         if expression != quoted and df < cap:
             # A prefix reaches at least the word's own memories: a common word is common
             # as a prefix too, and its (costly, merged) prefix count is skipped.
             df = _count(conn, expression, cap, top_rowid)
+        if plan.spaceless and df < cap:
+            side = _count(conn, expression, cap, top_rowid, spaceless=True)
+            if side:
+                plan.side_df[term] = side
+                df += side
+        if bigram and not plan.runs:
+            plan.runs = cjk.runs(text[:20_000])  # as much as query_terms reads
         plan.df[term] = df
     # Rarest first; terms in no memory cost and score nothing. Past the posting budget the
     # commonest terms go: latency stays near flat as the store grows.
@@ -149,13 +169,13 @@ def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int 
     return plan
 
 
-def _count(conn: sqlite3.Connection, expression: str, cap: int, top_rowid: int) -> int:
+def _count(conn: sqlite3.Connection, expression: str, cap: int, top_rowid: int, spaceless: bool = False) -> int:
     """Memories matching an FTS5 expression: exact up to DF_SAMPLE (`"user id"` counts
     adjacent pairs, `"auth"*` every word it starts), estimated above it from where the
     DF_SAMPLE-th match falls (sync inserts in shuffled order, so rowids are an unbiased
     sample), and never counted past `cap`. Planning costs at most DF_SAMPLE rows a term."""
     sample = min(cap, DF_SAMPLE)
-    found, last = reads.sample_matches(conn, expression, sample)
+    found, last = reads.sample_matches(conn, expression, sample, spaceless)
     if found < sample or sample == cap:
         return found
     return min(cap, max(found, round(found * top_rowid / max(last, 1))))
@@ -263,7 +283,9 @@ def search(
     want = depth + 5  # a few more, so that exact ties can be ordered by category
     fetch = 2 * want  # retired memories take places until they are replaced
     rows: list[tuple] = []
-    if not (filters.categories or filters.tag or filters.retention_days):
+    if plan.fused:  # a term matches text without spaces: both tables, one BM25 scale
+        rows = cjk_search.rank(conn, plan, weights, where, args, fetch)
+    elif not (filters.categories or filters.tag or filters.retention_days):
         # Rank in FTS5 alone, then look the few winners up: joining every matching row
         # with `documents` before sorting costs more than the ranking itself.
         ranked = reads.rank(conn, match, weights, fetch)
@@ -272,7 +294,7 @@ def search(
             rows = sorted((r + (score[r[0]],) for r in reads.documents(conn, score, where, args)), key=lambda r: r[8])
         if len(rows) < want and len(ranked) == fetch:
             rows = []  # too many filtered out: rank with the filter inside SQL
-    if not rows:
+    if not rows and not plan.fused:
         rows = reads.rank_filtered(conn, match, weights, where, args, fetch)
     hits = [Hit.from_row(r, -r[8]) for r in rows]
     if not filters.include_inactive:
@@ -364,7 +386,10 @@ def coverage(
     category words). Hits are re-matched term by term in a scratch FTS5 table: exact FTS5
     semantics at the cost of a few tiny queries."""
     weights = {t: plan.idf(t) if df or absent is None else absent for t, df in plan.df.items()}
-    ranked = sorted(weights.values(), reverse=True)
+    values = list(weights.values())
+    if plan.runs:  # bigrams: seams between words weigh nothing, unknown words do
+        values = cjk_search.coverage_mass(plan, weights, plan.idf(Term(())) if absent is None else absent)
+    ranked = sorted(values, reverse=True)
     total = sum(ranked[:top_terms] if top_terms is not None else ranked)
     for hit in hits:
         hit.coverage = 0.0
@@ -373,11 +398,16 @@ def coverage(
     # A replacement found through a retired memory is judged by the words that found it.
     by_rowid = {hit.via or hit.rowid: hit for hit in hits}
     Scratch.load_from(conn, by_rowid)
+    if plan.side_df:
+        Scratch.load_from(conn, by_rowid, spaceless=True)
     got = {rowid: 0.0 for rowid in by_rowid}
     for term, df in plan.df.items():
         if df == 0:
             continue
-        for rowid in Scratch.matching(plan.expressions[term], columns):
+        found = Scratch.matching(plan.expressions[term], columns) if df > plan.side_df.get(term, 0) else []
+        if term in plan.side_df:
+            found = {*found, *Scratch.matching(plan.expressions[term], columns, spaceless=True)}
+        for rowid in found:
             got[rowid] += weights[term]
     for rowid, hit in by_rowid.items():
         hit.coverage = min(got[rowid] / total, 1.0)
@@ -386,7 +416,14 @@ def coverage(
 def matching_terms(plan: QueryPlan, text: str) -> list[Term]:
     """The planned terms that a piece of text contains (FTS5 matching, scratch table)."""
     Scratch.load_text(text)
-    return [term for term in plan.df if Scratch.matching(plan.expressions[term])]
+    side = cjk.segment(text)
+    if side:
+        Scratch.load_text(side, spaceless=True)
+    return [
+        term for term in plan.df
+        if (not cjk.has_cjk(term.text) and Scratch.matching(plan.expressions[term]))
+        or (side and Scratch.matching(plan.expressions[term], spaceless=True))
+    ]
 
 
 def latest(conn: sqlite3.Connection, category: str, limit: int) -> list[Hit]:

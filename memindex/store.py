@@ -288,10 +288,11 @@ def to_memory(rel: str, data: Any) -> Memory:
         raise MemoryFileError(f"top level is {type(data).__name__}, expected an object")
     folder, _, name = rel.partition("/")
     category = data.get("category")
-    if not isinstance(category, str) or not category:
+    if category is None or category == "":
         raise MemoryFileError("missing field 'category'")
-    if category not in CATEGORIES:
-        raise MemoryFileError(f"bad value for 'category': {category!r} (expected one of {', '.join(CATEGORIES)})")
+    if not isinstance(category, str) or category not in CATEGORIES:  # a list or an object: named, never hashed
+        shown = repr(category) if len(repr(category)) <= 60 else repr(category)[:57] + "..."
+        raise MemoryFileError(f"bad value for 'category': {shown} (expected one of {', '.join(CATEGORIES)})")
     title = data.get("title")
     if not isinstance(title, str) or not title.strip():
         raise MemoryFileError("missing field 'title'")

@@ -6,6 +6,7 @@ import re
 import unicodedata
 from collections import namedtuple
 
+from . import cjk
 from .defaults import TITLE_MAX
 
 # The old matcher's 64 stop words plus common words of prompts to an assistant. Two-letter
@@ -80,13 +81,31 @@ def query_terms(text: str, max_chars: int = 20_000) -> list[Term]:
     """Meaningful terms of free text, in order, without duplicates.
 
     Plain words drop stop words and single characters; identifiers keep all their parts
-    (`user_id` -> "user id") so FTS5 matches them as an adjacent phrase.
+    (`user_id` -> "user id") so FTS5 matches them as an adjacent phrase. Text without
+    spaces (Chinese, Japanese, Korean) becomes the bigrams of its runs (`cjk`), each a term.
     """
     seen: set[tuple[str, ...]] = set()
     terms: list[Term] = []
     text = valid_unicode(text[:max_chars])
     text = unicodedata.normalize("NFC", text)  # a decomposed accent stays in its word
-    for match in _WORD_RE.finditer(text.lower()):
+    text = text.lower()
+    if not cjk.has_cjk(text):
+        _words(text, seen, terms)
+        return terms
+    for i, piece in enumerate(cjk.pieces(text)):
+        if not i % 2:
+            _words(piece, seen, terms)
+            continue
+        for pair in cjk.bigrams(piece):
+            if (pair,) not in seen:
+                seen.add((pair,))
+                terms.append(Term((pair,)))
+    return terms
+
+
+def _words(text: str, seen: set[tuple[str, ...]], terms: list[Term]) -> None:
+    """Append the word and identifier terms of (lowercased) text not seen yet."""
+    for match in _WORD_RE.finditer(text):
         parts = tuple(_PART_RE.findall(match.group()))
         if not parts:
             continue
@@ -99,7 +118,6 @@ def query_terms(text: str, max_chars: int = 20_000) -> list[Term]:
         if parts not in seen:
             seen.add(parts)
             terms.append(Term(parts))
-    return terms
 
 
 # Control (Cc), format (Cf: BiDi overrides, zero-width) and the line/paragraph separators.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Retrieval quality of memindex on a BEIR collection, against a reference BM25 (bm25s).
 
-    python scripts/eval_beir.py ../shared/data/beir/scifact
+    python scripts/eval_beir.py ../shared/data/beir/scifact [--semantic]
 
 Each document becomes a memory file (title -> title, text -> body) in a temporary store,
 which `memindex` syncs; every test query runs through the product's own search (top 100)
@@ -23,8 +23,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("collection", type=Path, help="folder with corpus.jsonl, queries.jsonl, qrels/test.tsv")
     parser.add_argument("--split", default="test")
     parser.add_argument("--variants", action="store_true", help="also run tokenizer/query variants (evaluation only)")
+    parser.add_argument("--semantic", action="store_true",
+                        help="also run search fused with the real embedding model (RRF; embeds the corpus: minutes)")
     args = parser.parse_args(argv)
-    evaluate_collection(args.collection, args.split, variants=args.variants)
+    evaluate_collection(args.collection, args.split, variants=args.variants, semantic=args.semantic)
     return 0
 
 

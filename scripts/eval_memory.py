@@ -4,6 +4,7 @@
     python scripts/eval_memory.py                      # harbor, atlas, LoCoMo: one table
     python scripts/eval_memory.py --sets harbor atlas  # some of them
     python scripts/eval_memory.py --set evalsets/harbor [--kinds] [--variants]   # one set in depth
+    python scripts/eval_memory.py --semantic           # plus search fused with the embedding model
 
 Auto-inject (what the prompt hook injects): precision of injected memories, recall of the
 grade-2 ("must inject") memories, share of negative prompts that got an injection, silent
@@ -28,11 +29,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variants", action="store_true", help="also run the variants (weights, cutoffs, prefix)")
     parser.add_argument("--kinds", action="store_true", help="per query kind tables (with --set)")
     parser.add_argument("--baseline", action="store_true", help="also run the old keyword matcher")
+    parser.add_argument("--semantic", action="store_true",
+                        help="also run search fused with the real embedding model (RRF; needs the model installed)")
     args = parser.parse_args(argv)
     if args.set:
-        evaluate_set(args.set, variants=args.variants, kinds=args.kinds)
+        evaluate_set(args.set, variants=args.variants, kinds=args.kinds, semantic=args.semantic)
         return 0
-    chosen = [s for s in strategies(args.variants) if args.variants or args.baseline or "product defaults" in s.name]
+    chosen = [s for s in strategies(args.variants, args.semantic)
+              if args.variants or args.baseline or "product defaults" in s.name or s.semantic]
     print_suite(run_suite(chosen, tuple(args.sets)))
     print("\ndev: settings may be chosen on it; holdout: a fixed 30% of each set's queries, never used to choose.")
     print("tokens/prompt: characters of the injected block / 4, over all prompts (negatives included).")

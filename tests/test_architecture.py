@@ -21,6 +21,7 @@ HOOK_ALLOWED = {
     "memindex", "memindex.hook", "memindex.paths", "memindex.defaults", "memindex.errors", "memindex.config",
     "memindex.inject", "memindex.query", "memindex.legacy", "memindex.hits", "memindex.text", "memindex.render",
     "memindex.transcript", "memindex.index", "memindex.index.db", "memindex.index.rows", "memindex.index.reads",
+    "memindex.index.vectors", "memindex.semantic", "memindex.semantic.client", "memindex.cjk", "memindex.cjk_search",
     "memindex.watch", "memindex.watch.marker", "memindex.rootfs",
 }
 MAX_LINES = 450
@@ -179,3 +180,81 @@ def test_modules_stay_small() -> None:
 def test_import_graph_sees_lazy_imports(module: str) -> None:
     """The reader is not blind: imports inside functions count."""
     assert any(dep.startswith("memindex.") for dep in GRAPH[module])
+
+
+# Files are opened through `memindex.rootfs` (no link followed, no FIFO or device waited
+# on, only this user's regular files, reads bounded): a memory root is untrusted input
+# (docs/reliability.md, threat model). These open files by other means, each for a reason.
+# Keys are a module, or a module and a function in it ("memindex.files.write_temp").
+OPEN_ALLOWED: dict[str, str] = {
+    "memindex.rootfs": "the helper itself",
+    "memindex.store.read_bytes": "memory files: O_NOFOLLOW|O_NONBLOCK, a link followed only when it stays inside the root, "
+    "regular-file and size checks on the descriptor",
+    "memindex.files.write_temp": "new temp files: O_CREAT|O_EXCL|O_NOFOLLOW under a random name, never an existing file",
+    "memindex.files.fsync_dir": "a folder opened with O_DIRECTORY to fsync it; no file's contents",
+    "memindex.transcript": "Claude Code's transcript, outside the root (non-blocking, regular files only, bounded tail)",
+    "memindex.cli.write": "the user's own --file input",
+    "memindex.cli.candidate": "the user's own --new-info-file input",
+    "memindex.scaffold": "package data, and .claude/settings.json outside the memory root that `init` edits",
+    "memindex.inject": "package data (data/intents.json)",
+    "memindex.hook._settle_streams": "os.devnull in place of a standard stream that cannot be flushed",
+    "memindex.watch.mounts": "/proc/self/mountinfo, the kernel's mount table",
+    "memindex.evaluation": "developer tools (benchmarks, evaluation sets); never run on a memory root",
+    "memindex.semantic.model": "embedding model files (a local folder or the model cache), outside the root",
+    "memindex.semantic.client.proc_stat": "/proc/PID/stat of the resident worker",
+    "memindex.semantic.process": "/proc/self of this process (its memory use)",
+}
+_OPEN_NAMES = {"open", "read_text", "read_bytes", "write_text", "write_bytes"}
+
+
+def open_calls(module: str) -> list[tuple[str, int, str]]:
+    """(where, line, call) of every builtin `open(`, `os.open(`, `io.open(` and
+    `x.open/read_text/read_bytes/write_text/write_bytes(` in a module, with `where` the
+    module and enclosing function names (`memindex.files.write_temp`)."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    found: list[tuple[str, int, str]] = []
+
+    def visit(node: ast.AST, scope: list[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = scope
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                inner = [*scope, child.name]
+            if isinstance(child, ast.Call):
+                func = child.func
+                name = None
+                if isinstance(func, ast.Name) and func.id == "open":
+                    name = "open"
+                elif isinstance(func, ast.Attribute) and func.attr in _OPEN_NAMES:
+                    owner = func.value.id if isinstance(func.value, ast.Name) else "..."
+                    name = f"{owner}.{func.attr}"
+                if name is not None:
+                    found.append((".".join([module, *scope]), child.lineno, name))
+            visit(child, inner)
+
+    visit(tree, [])
+    return found
+
+
+def _allowed(where: str) -> bool:
+    return any(where == key or where.startswith(key + ".") for key in OPEN_ALLOWED)
+
+
+def test_files_are_opened_through_rootfs_or_an_allow_listed_reason() -> None:
+    offenders = sorted(
+        f"{where}:{line}: {call}(" for module in MODULES for where, line, call in open_calls(module) if not _allowed(where)
+    )
+    assert offenders == [], "open files through memindex.rootfs (or add a reason to OPEN_ALLOWED): " + ", ".join(offenders)
+
+
+def test_the_open_check_sees_every_kind_of_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = (
+        "import os\nfrom pathlib import Path\n"
+        "def f(p):\n    open(p)\n    os.open(p, 0)\n    Path(p).read_text()\n"
+        "class C:\n    def g(self, p):\n        p.write_bytes(b'')\n        os.fdopen(3)\n"
+    )
+    (tmp_path / "probe.py").write_text(source)
+    monkeypatch.setitem(MODULES, "memindex.probe", tmp_path / "probe.py")
+    assert [(w, c) for w, _, c in open_calls("memindex.probe")] == [
+        ("memindex.probe.f", "open"), ("memindex.probe.f", "os.open"), ("memindex.probe.f", "....read_text"),
+        ("memindex.probe.C.g", "p.write_bytes"),
+    ]

@@ -56,6 +56,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "validate": ("validate", "check every memory file against schema 1.0 (exit 1 if any is invalid)", True),
     "schema": ("validate", "print the JSON Schema of memory files", False),
     "watch": ("watch", "keep the index fresh while memory files change (runs until Ctrl-C or SIGTERM)", True),
+    "serve": ("serve", "the resident semantic worker of this root: keeps the model warm, answers nearest-memory queries on a private socket", True),
     "save": ("write", "create a new memory from JSON; prints {status, path, id, sha256} as JSON (exit 1 if it exists or is invalid)", True),
     "update": ("write", "merge changes into a memory (content key by key, other fields replaced); JSON answer", True),
     "retire": ("write", "retire a memory (hidden from search; gc deletes it after the grace period)", True),

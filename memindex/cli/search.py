@@ -9,7 +9,7 @@ from ..config import Config
 from ..defaults import CATEGORIES
 from ..hits import Hit
 from ..text import sanitize_tag, sanitize_title
-from ._common import AddParser, clean_arg, emit_json, positive_int
+from ._common import AddParser, clean_arg, emit_json, err, positive_int
 
 
 def register(add: AddParser) -> None:
@@ -20,6 +20,7 @@ def register(add: AddParser) -> None:
     p.add_argument("--tag", "-t", help="only memories with this tag")
     p.add_argument("--include-inactive", action="store_true", help="include retired and archived memories")
     p.add_argument("--no-sync", action="store_true", help="do not sync a stale index first")
+    p.add_argument("--lexical", action="store_true", help="BM25 only, even with semantic.enabled")
     p.set_defaults(handler=cmd_search)
     p = add("explain", example='memindex explain "why do stripe webhooks fail with 400?"')
     p.add_argument("prompt", nargs="+", help="the prompt, as the hook would see it")
@@ -43,7 +44,11 @@ def cmd_search(args: argparse.Namespace, root: str, cfg: Config) -> int:
             include_inactive=args.include_inactive,
         )
         limit = args.limit if args.limit is not None else cfg["retrieval.search_limit"]
-        hits = search(conn, text, limit=limit, params=Params.from_config(cfg), filters=filters, related=True)
+        if cfg["semantic.enabled"] and not args.lexical:
+            conn = _embedded(conn, root, cfg, allow_sync=not args.no_sync, progress=not (args.json or args.quiet))
+            hits = _fused(conn, root, cfg, text, limit, Params.from_config(cfg), filters)
+        else:
+            hits = search(conn, text, limit=limit, params=Params.from_config(cfg), filters=filters, related=True)
     finally:
         conn.close()
     prefix = display_prefix(root)
@@ -52,6 +57,63 @@ def cmd_search(args: argparse.Namespace, root: str, cfg: Config) -> int:
     elif hits:
         print(format_hits(hits, prefix))
     return 0
+
+
+def _embedded(conn, root: str, cfg: Config, allow_sync: bool, progress: bool):
+    """The reader again after a sync when memories have no vector of the configured model
+    yet (semantic search just turned on, or an embedding run that stopped): the sync embeds
+    them. If another writer is busy, search with the vectors there are."""
+    import sqlite3
+
+    from .. import index
+    from ..errors import IndexUnavailable, LockTimeout
+    from ..index import vectors
+
+    model = str(cfg["semantic.model"])
+    if not allow_sync or (vectors.model_info(conn)["embed_source"] == model and vectors.count_missing(conn) == 0):
+        return conn
+    conn.close()
+    from ..sync import sync
+
+    try:
+        sync(root, cfg, lock_timeout=min(float(cfg["index.lock_timeout_s"]), 3.0), progress=progress)
+    except (LockTimeout, IndexUnavailable, sqlite3.Error, OSError) as exc:
+        err(f"could not embed the memories first ({exc}); searching the vectors there are")
+    return index.open_reader(root)
+
+
+def _fused(conn, root: str, cfg: Config, text: str, limit: int, params, filters) -> list[Hit]:
+    """BM25 and dense rankings fused (`semantic.fusion`): the dense one from the resident
+    worker, else from the model loaded here (one line on stderr says so), else none."""
+    import time
+
+    from ..errors import ModelError, ModelNotFound
+    from ..semantic.fusion import InProcess, Worker, fused_search
+
+    worker = Worker(root, budget_s=1.0)
+
+    def dense(text: str, allowed, include_inactive: bool, k: int):
+        ranked = worker(text, allowed, include_inactive, k)
+        if ranked is not None:
+            return ranked
+        from ..index.vectors import count_missing
+        from ..semantic.vectors import get_embedder
+
+        started = time.perf_counter()
+        try:
+            embedder = get_embedder(str(cfg["semantic.model"]))
+        except (ModelNotFound, ModelError, ImportError) as exc:
+            err(f"semantic search unavailable, BM25 only: {exc}")
+            return None
+        channel = InProcess(conn, embedder)
+        ranked = channel(text, allowed, include_inactive, k)
+        missing = count_missing(conn)
+        note = f"; {missing} memories have no vector yet (run `memindex sync`)" if missing and ranked is not None else ""
+        err(channel.problem + ", BM25 only" if ranked is None and channel.problem else
+            f"no semantic worker: loaded the model in this process ({time.perf_counter() - started:.1f} s){note}")
+        return ranked
+
+    return fused_search(conn, text, dense, limit=limit, params=params, filters=filters)[0]
 
 
 def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:

@@ -57,6 +57,7 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
         stale=bool(changed or gone),
         pending={"changed_or_new": changed, "removed": gone},
         watcher_pid=watcher_pid(root),
+        worker=_worker(root),
     )
     if args.json:
         emit_json(info)
@@ -67,11 +68,32 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
     if info["stale"]:
         print(f"pending:  {changed} new or changed, {gone} removed")
     print(f"watcher:  {'running, pid ' + str(info['watcher_pid']) if info['watcher_pid'] else 'not running'}")
+    print(f"worker:   {_worker_line(info['worker'])}")
     print(f"memories: {info['memories']}  ({len(invalid)} invalid files)")
     for category, by_status in counts.items():
         parts = ", ".join(f"{n} {s}" for s, n in by_status.items() if n)
         print(f"  {category:<16} {parts or '0'}")
     return 0
+
+
+def _worker(root: str) -> dict[str, Any]:
+    """The resident semantic worker as it answers a ping (or its marker says, while it loads)."""
+    from ..semantic import client
+
+    reply = client.ping(root, budget_s=1.0)
+    if reply is not None:
+        keys = ("pid", "model", "docs", "active_docs", "rss_mb", "started", "idle_exit_s", "requests", "socket", "vectors_note")
+        return {"state": "running", **{k: reply.get(k) for k in keys}}
+    pid = client.running_pid(root)
+    return {"state": "starting" if pid else "not running", "pid": pid}
+
+
+def _worker_line(w: dict[str, Any]) -> str:
+    if w["state"] != "running":
+        return f"starting, pid {w['pid']}" if w["pid"] else "not running"
+    note = f" ({w['vectors_note']})" if w.get("vectors_note") else ""
+    return (f"running, pid {w['pid']}, model {w['model']}, {w['docs']} vectors{note}, "
+            f"RSS {w['rss_mb']:.0f} MiB, since {w['started']}")
 
 
 def _iso(ns: int) -> str:

@@ -78,6 +78,26 @@ def run_memindex(root: Path, queries: dict[str, str], back: dict[str, str], para
     return run, len(queries) / elapsed
 
 
+def run_fused(root: Path, queries: dict[str, str], back: dict[str, str], k: int = 100):
+    """Search as `memindex search` runs it with `semantic.enabled` (the real model, in this
+    process): BM25 and dense top `k` fused by RRF."""
+    from memindex.semantic.fusion import InProcess, fused_search
+    from memindex.semantic.vectors import get_embedder
+
+    from .memory import SEMANTIC_CFG
+
+    conn = index.open_reader(root)
+    dense = InProcess(conn, get_embedder(str(SEMANTIC_CFG["semantic.model"])))
+    run: dict[str, dict[str, float]] = {}
+    started = time.perf_counter()
+    for qid, text in queries.items():
+        hits, _ = fused_search(conn, text, dense, limit=k, depth=k)
+        run[qid] = {back[h.id]: h.score for h in hits}
+    elapsed = time.perf_counter() - started
+    conn.close()
+    return run, len(queries) / elapsed
+
+
 def run_bm25s(corpus: dict[str, tuple[str, str]], queries: dict[str, str], k: int = 100):
     import bm25s
 
@@ -105,8 +125,11 @@ def run_bm25s(corpus: dict[str, tuple[str, str]], queries: dict[str, str], k: in
     return name, run, len(queries) / elapsed
 
 
-def evaluate_collection(collection: Path, split: str = "test", variants: bool = False, out=print) -> None:
-    """Build the store, run memindex (and its variants) and bm25s, print the table."""
+def evaluate_collection(
+    collection: Path, split: str = "test", variants: bool = False, out=print, semantic: bool = False
+) -> None:
+    """Build the store, run memindex (and its variants) and bm25s, print the table.
+    `semantic` adds search fused with the embedding model (the store embedded by sync)."""
     corpus, queries, qrels = load_beir(collection, split)
     out(f"{collection.name}: {len(corpus)} documents, {len(queries)} judged queries")
     with tempfile.TemporaryDirectory(prefix="memindex-beir-") as tmp:
@@ -126,6 +149,14 @@ def evaluate_collection(collection: Path, split: str = "test", variants: bool = 
                 run_v, qps_v = run_memindex(root, queries, back, p)
                 mv = evaluate(qrels, run_v)
                 rows.append([f"memindex {label}", *(mv[h] for h in HEADLINE), f"{qps_v:.0f}"])
+        if semantic:
+            from .memory import SEMANTIC_CFG, SEMANTIC_NAME
+
+            report = sync(root, SEMANTIC_CFG)
+            out(f"semantic: {report.semantic}")
+            run_f, qps_f = run_fused(root, queries, back)
+            mf = evaluate(qrels, run_f)
+            rows.append([f"memindex {SEMANTIC_NAME}", *(mf[h] for h in HEADLINE), f"{qps_f:.0f}"])
         name, ref_run, ref_qps = run_bm25s(corpus, queries)
         mr = evaluate(qrels, ref_run)
         rows.append([name, *(mr[h] for h in HEADLINE), f"{ref_qps:.0f}"])

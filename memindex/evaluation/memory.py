@@ -33,6 +33,9 @@ from .metrics import evaluate, table
 
 NOW = datetime(2026, 11, 22, tzinfo=timezone.utc)  # fixed: recency and retention are reproducible
 SEARCH = [R @ 10, R(rel=2) @ 10, RR, nDCG @ 10]
+# The semantic channel, as `memindex search` runs it with `semantic.enabled` (the real model).
+SEMANTIC_NAME = "fts5_bm25 + semantic (RRF k=60)"
+SEMANTIC_CFG = parse_config({"semantic": {"enabled": True}})
 
 
 def load_set(folder: Path) -> tuple[Path, list[dict]]:
@@ -60,13 +63,16 @@ class Strategy:
     """One way of choosing memories: a name, a config, and whether it is the old matcher."""
 
     def __init__(self, name: str, config: dict | None = None, params: dict | None = None,
-                 legacy_inject: int | None = None, min_results: int = 0, related: bool = True):
+                 legacy_inject: int | None = None, min_results: int = 0, related: bool = True,
+                 semantic: bool = False):
         self.name = name
         self.related = related  # on-demand search as `memindex search` runs it
         self.min_results = min_results
         self.cfg = parse_config(config or {})
         self.params = Params.from_config(self.cfg).replace(**(params or {}))
         self.legacy_inject = legacy_inject
+        self.semantic = semantic  # search fuses BM25 with the real model's dense ranking (RRF)
+        self._dense: tuple[object, object] | None = None  # (connection, its in-process dense channel)
 
     def inject(self, conn, prompt: str, turns: list[str]) -> list[str]:
         return [h.path for h in self.inject_hits(conn, prompt, turns)]
@@ -91,17 +97,34 @@ class Strategy:
             desc = {c: self.cfg[f"categories.{c}.description"] for c in ("session_summary", "decision", "runbook", "constraint", "tech_debt", "preference")}
             return [(h.path, h.score) for h in legacy_match(conn, prompt, max_inject=10, descriptions=desc, now=NOW)]
         text = enrich(prompt, turns, self.cfg)
+        if self.semantic:
+            from memindex.semantic.fusion import fused_search
+
+            hits, _ = fused_search(conn, text, self.dense(conn), limit=10, params=self.params,
+                                   filters=Filters.from_config(self.cfg), now=NOW)
+            return [(h.path, h.score) for h in hits]
         hits = search(conn, text, limit=10, params=self.params, filters=Filters.from_config(self.cfg), now=NOW,
                       related=self.related)
         return [(h.path, h.score) for h in hits]
 
+    def dense(self, conn):
+        """The in-process dense channel of this store (its matrix and query vectors cached)."""
+        if self._dense is None or self._dense[0] is not conn:
+            from memindex.semantic.fusion import InProcess
+            from memindex.semantic.vectors import get_embedder
 
-def strategies(variants: bool) -> list[Strategy]:
+            self._dense = (conn, InProcess(conn, get_embedder(str(SEMANTIC_CFG["semantic.model"]))))
+        return self._dense[1]
+
+
+def strategies(variants: bool, semantic: bool = False) -> list[Strategy]:
     out = [
         Strategy("old matcher (baseline, max_inject 5)", legacy_inject=5),
         Strategy("old matcher as title_tags kill switch (max_inject 3)", legacy_inject=3),
         Strategy("fts5_bm25 (product defaults)"),
     ]
+    if semantic:
+        out.append(Strategy(SEMANTIC_NAME, semantic=True))
     if variants:
         out += [
             Strategy("fts5: no coverage gate", {"retrieval": {"min_coverage": 0.0}}),
@@ -199,20 +222,24 @@ def by_kind(queries: list[dict], results: dict[str, dict]) -> list[list[object]]
     return rows
 
 
-def evaluate_set(folder: Path, variants: bool = False, kinds: bool = False, out=print) -> dict[str, dict]:
-    """Run every strategy; print the tables; return the metrics per strategy."""
+def evaluate_set(folder: Path, variants: bool = False, kinds: bool = False, out=print,
+                 semantic: bool = False) -> dict[str, dict]:
+    """Run every strategy; print the tables; return the metrics per strategy. `semantic`
+    adds the fused search (the store embedded once by the product's own sync)."""
     src_root, queries = load_set(folder)
     summary: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="memindex-eval-") as tmp_name:
         tmp = Path(tmp_name)
         root = tmp / "proj" / ".claude" / "memory"
         shutil.copytree(src_root, root, ignore=shutil.ignore_patterns(".index.db*", "index.md", ".*"))
-        report = sync(root, Config())
+        report = sync(root, SEMANTIC_CFG if semantic else Config())
         conn = index.open_reader(root)
         n_neg = sum(1 for q in queries if not q["judgments"])
         out(f"judged set: {report.added} memories, {len(queries)} queries ({n_neg} negative); now = {NOW.date()}")
+        if semantic:
+            out(f"semantic: {report.semantic}")
         rows, per_kind = [], {}
-        for strategy in strategies(variants):
+        for strategy in strategies(variants, semantic):
             results = run(conn, queries, strategy, tmp)
             im, sm = inject_metrics(queries, results), search_metrics(queries, results)
             summary[strategy.name] = {**im, **sm}
@@ -222,7 +249,7 @@ def evaluate_set(folder: Path, variants: bool = False, kinds: bool = False, out=
     out("")
     out(table(["strategy", "inject precision", "grade-2 recall", "false inject (neg)", "silent", "injected/prompt", "Recall@10", "Recall@10 (grade 2)", "MRR", "nDCG@10"], rows))
     if kinds:
-        for name in list(per_kind)[:1] + ["fts5_bm25 (product defaults)"]:
+        for name in list(per_kind)[:1] + ["fts5_bm25 (product defaults)"] + ([SEMANTIC_NAME] if semantic else []):
             out(f"\nper query kind: {name}")
             out(table(["kind", "n", "precision", "grade-2 recall", "false inject", "silent", "Recall@10", "Recall@10 (grade 2)", "nDCG@10"], by_kind(queries, per_kind[name])))
     return summary

@@ -16,7 +16,7 @@ from memindex import index
 from memindex.config import Config
 from memindex.sync import sync
 
-from .memory import Strategy, inject_metrics, run, search_metrics
+from .memory import SEMANTIC_CFG, Strategy, inject_metrics, run, search_metrics
 from .metrics import table
 from .sets import Store, all_sets, is_holdout
 
@@ -44,7 +44,8 @@ def run_suite(
     with tempfile.TemporaryDirectory(prefix="memindex-suite-") as tmp_name:
         tmp = Path(tmp_name)
         for store in all_sets(tmp, names):
-            sync(store.root, Config())
+            # a semantic strategy needs the store's vectors: the product's sync embeds it once
+            sync(store.root, SEMANTIC_CFG if any(s.semantic for s in strategies) else Config())
             if prepare is not None:
                 prepare(store)
             scratch = tmp / "transcripts" / store.name

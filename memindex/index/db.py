@@ -6,8 +6,6 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from ..defaults import FOLDERS, INDEX_FILE, INDEX_VERSION, TOKENIZER
 from .. import rootfs
@@ -50,8 +48,11 @@ CREATE INDEX tag_index_doc ON tag_index(doc);
 CREATE TABLE file_index(name TEXT NOT NULL, file TEXT NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY (name, file, doc)) WITHOUT ROWID;
 CREATE INDEX file_index_doc ON file_index(doc);
 CREATE VIRTUAL TABLE fts USING fts5(title, tags, body, kind, tokenize='{TOKENIZER}');
+-- Text without spaces (CJK) as bigrams, for the memories that have some (memindex/cjk.py).
+CREATE VIRTUAL TABLE fts_cjk USING fts5(title, tags, body, tokenize='{TOKENIZER}');
+CREATE TABLE vectors(doc INTEGER PRIMARY KEY, vec BLOB NOT NULL);
 """
-_TABLES = ("fts_vocab", "fts", "documents", "invalid", "meta", "tag_index", "file_index")
+_TABLES = ("fts_vocab", "fts", "fts_cjk", "documents", "invalid", "meta", "tag_index", "file_index", "vectors")
 
 
 def is_corruption(exc: BaseException) -> bool:
@@ -218,6 +219,7 @@ def get_meta(conn: sqlite3.Connection) -> dict[str, object]:
 
 _PROBES = (
     ("documents", "rowid"), ("invalid", "path"), ("meta", "key"), ("tag_index", "tag"), ("file_index", "name"), ("fts", "rowid"),
+    ("vectors", "doc"), ("fts_cjk", "rowid"),
 )
 
 
@@ -274,15 +276,19 @@ def now_ns() -> int:
     return time.time_ns()
 
 
-@contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[None]:
+class transaction:  # noqa: N801  (used as `with index.transaction(conn):`)
     """One write transaction (BEGIN IMMEDIATE: the write lock up front, so a reader's
-    snapshot is never upgraded mid-way); rolled back on any exception, KeyboardInterrupt too."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
+    snapshot is never upgraded mid-way); rolled back on any exception, KeyboardInterrupt
+    too. A class, not @contextmanager: contextlib would cost the hook an import."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        if kind is None:
+            self.conn.execute("COMMIT")
+        elif self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")

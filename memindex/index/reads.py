@@ -36,11 +36,22 @@ def top_rowid(conn: sqlite3.Connection) -> int:
     return row[0] or 0
 
 
-def sample_matches(conn: sqlite3.Connection, expression: str, sample: int) -> tuple[int, int | None]:
-    """(matches among the first `sample`, the largest rowid among them)."""
-    return conn.execute(
-        "SELECT count(*), max(rowid) FROM (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?)", (expression, sample)
-    ).fetchone()
+def sample_matches(
+    conn: sqlite3.Connection, expression: str, sample: int, spaceless: bool = False
+) -> tuple[int, int | None]:
+    """(matches among the first `sample`, the largest rowid among them), in `fts` or, with
+    `spaceless`, in `fts_cjk` (the bigrams of text without spaces, memindex/cjk.py)."""
+    if spaceless:
+        sql = "SELECT count(*), max(rowid) FROM (SELECT rowid FROM fts_cjk WHERE fts_cjk MATCH ? LIMIT ?)"
+    else:
+        sql = "SELECT count(*), max(rowid) FROM (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?)"
+    return conn.execute(sql, (expression, sample)).fetchone()
+
+
+def spaceless_count(conn: sqlite3.Connection) -> int:
+    """Memories with CJK text (rows of `fts_cjk`; 0 in a store without any): a count of
+    FTS5's own per-row table, microseconds where counting `fts_cjk` itself scans it."""
+    return conn.execute("SELECT count(*) FROM fts_cjk_docsize").fetchone()[0]
 
 
 def tag_count(conn: sqlite3.Connection, tag: str, cap: int) -> int:
@@ -138,6 +149,14 @@ def rank(conn: sqlite3.Connection, match: str, weights: Sequence[float], limit: 
     ).fetchall()
 
 
+def rank_spaceless(conn: sqlite3.Connection, expression: str, weights: Sequence[float]) -> list[tuple[int, float]]:
+    """(rowid, bm25) of every `fts_cjk` row matching one term (title, tags, body weights).
+    The caller bounds the rows: it asks only terms under the posting budget."""
+    return conn.execute(
+        "SELECT rowid, bm25(fts_cjk, ?, ?, ?) FROM fts_cjk WHERE fts_cjk MATCH ?", (*weights[:3], expression)
+    ).fetchall()
+
+
 def rank_filtered(
     conn: sqlite3.Connection, match: str, weights: Sequence[float], where: str, args: Sequence[object], limit: int
 ) -> list[tuple]:
@@ -191,21 +210,34 @@ def invalid_files(conn: sqlite3.Connection) -> dict[str, str]:
 
 class Scratch:
     """A private in-memory FTS5 table with the index's tokenizer, to re-check which terms a
-    handful of memories match: exact FTS5 semantics, no second matcher to drift."""
+    handful of memories match: exact FTS5 semantics, no second matcher to drift. With
+    `spaceless`, its twin `hc` holds what `fts_cjk` holds (made on first use)."""
 
     _conn: sqlite3.Connection | None = None
+    _spaceless = False
 
     @classmethod
-    def _db(cls) -> sqlite3.Connection:
+    def _db(cls, spaceless: bool = False) -> sqlite3.Connection:
         if cls._conn is None:
             conn = sqlite3.connect(":memory:", check_same_thread=False)
             conn.execute(f"CREATE VIRTUAL TABLE h USING fts5(title, tags, body, kind, tokenize='{TOKENIZER}')")
             cls._conn = conn
+        if spaceless and not cls._spaceless:
+            cls._conn.execute(f"CREATE VIRTUAL TABLE hc USING fts5(title, tags, body, tokenize='{TOKENIZER}')")
+            cls._spaceless = True
         return cls._conn
 
     @classmethod
-    def load_from(cls, conn: sqlite3.Connection, rowids: Iterable[int]) -> None:
-        """Copy these memories' indexed text from the index."""
+    def load_from(cls, conn: sqlite3.Connection, rowids: Iterable[int], spaceless: bool = False) -> None:
+        """Copy these memories' indexed text from the index (from `fts_cjk` into `hc`)."""
+        if spaceless:
+            rows = conn.execute(
+                f"SELECT rowid, title, tags, body FROM fts_cjk WHERE rowid IN {IN_LIST}", (json_list(rowids),)
+            ).fetchall()
+            db = cls._db(True)
+            db.execute("DELETE FROM hc")
+            db.executemany("INSERT INTO hc(rowid, title, tags, body) VALUES (?,?,?,?)", rows)
+            return
         rows = conn.execute(
             f"SELECT rowid, title, tags, body, kind FROM fts WHERE rowid IN {IN_LIST}", (json_list(rowids),)
         ).fetchall()
@@ -214,14 +246,23 @@ class Scratch:
         db.executemany("INSERT INTO h(rowid, title, tags, body, kind) VALUES (?,?,?,?,?)", rows)
 
     @classmethod
-    def load_text(cls, text: str) -> None:
-        """One piece of free text, as the body of rowid 1."""
-        db = cls._db()
-        db.execute("DELETE FROM h")
-        db.execute("INSERT INTO h(rowid, body) VALUES (1, ?)", (text,))
+    def load_text(cls, text: str, spaceless: bool = False) -> None:
+        """One piece of free text, as the body of rowid 1 (`spaceless`: `cjk.segment`ed text, in `hc`)."""
+        table = "hc" if spaceless else "h"
+        db = cls._db(spaceless)
+        db.execute(f"DELETE FROM {table}")
+        db.execute(f"INSERT INTO {table}(rowid, body) VALUES (1, ?)", (text,))
 
     @classmethod
-    def matching(cls, expression: str, columns: Sequence[str] = ()) -> list[int]:
-        """rowids of the loaded memories that match an FTS5 expression (in `columns` only)."""
+    def matching(cls, expression: str, columns: Sequence[str] = (), spaceless: bool = False) -> list[int]:
+        """rowids of the loaded memories that match an FTS5 expression (in `columns` only;
+        `hc` has no category column)."""
+        table = "hc" if spaceless else "h"
+        if spaceless and columns:
+            columns = [c for c in columns if c != "kind"]
+            if not columns:
+                return []
         only = "{" + " ".join(columns) + "} : " if columns else ""
-        return [r for (r,) in cls._db().execute("SELECT rowid FROM h WHERE h MATCH ?", (f"{only}({expression})",))]
+        return [
+            r for (r,) in cls._db(spaceless).execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (f"{only}({expression})",))
+        ]

@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
+from ..cjk import segment
 from ..defaults import CATEGORY_PRIORITY, CATEGORY_WORDS, FILES_INDEX_MAX
 from ..paths import FileStat, safe_relpath
 from ..render import memory_line
 from .db import _create
+from .vectors import delete as delete_vectors, has as has_vector, indexed_text
 
+TYPE_CHECKING = False  # typing costs the hook 3 ms to import; annotations only
 if TYPE_CHECKING:
     from ..store import Memory
 
@@ -73,11 +75,18 @@ def upsert(conn: sqlite3.Connection, mem: "Memory", st: FileStat) -> bool:
             " problems=?, index_line=?, successors=? WHERE rowid=?",
             (*values, rowid),
         )
+        # Its vector (if any) goes when the text it was computed from changes: re-embedded.
+        if has_vector(conn, rowid) and indexed_text(conn, rowid) != (mem.title, " ".join(mem.tags), body):
+            delete_vectors(conn, [rowid])
         conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+        conn.execute("DELETE FROM fts_cjk WHERE rowid = ?", (rowid,))
     conn.execute(
         "INSERT INTO fts(rowid, title, tags, body, kind) VALUES (?,?,?,?,?)",
         (rowid, mem.title, " ".join(mem.tags), body, CATEGORY_WORDS.get(mem.category, "")),
     )
+    spaceless = (segment(mem.title), segment(" ".join(mem.tags)), segment(body))
+    if any(spaceless):  # CJK text: its bigrams in the second table (memindex/cjk.py)
+        conn.execute("INSERT INTO fts_cjk(rowid, title, tags, body) VALUES (?,?,?,?)", (rowid, *spaceless))
     conn.execute("DELETE FROM tag_index WHERE doc = ?", (rowid,))
     conn.executemany("INSERT OR IGNORE INTO tag_index(tag, doc) VALUES (?, ?)", [(t, rowid) for t in mem.tags])
     conn.execute("DELETE FROM file_index WHERE doc = ?", (rowid,))
@@ -106,8 +115,10 @@ def remove(conn: sqlite3.Connection, paths: Iterable[str]) -> int:
         row = conn.execute("SELECT rowid FROM documents WHERE path = ?", (rel,)).fetchone()
         if row is not None:
             conn.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
+            conn.execute("DELETE FROM fts_cjk WHERE rowid = ?", (row[0],))
             conn.execute("DELETE FROM tag_index WHERE doc = ?", (row[0],))
             conn.execute("DELETE FROM file_index WHERE doc = ?", (row[0],))
+            delete_vectors(conn, [row[0]])
             conn.execute("DELETE FROM documents WHERE rowid = ?", (row[0],))
             removed += 1
         conn.execute("DELETE FROM invalid WHERE path = ?", (rel,))
@@ -128,6 +139,8 @@ def optimize(conn: sqlite3.Connection) -> None:
     """Merge FTS5's segments into one b-tree: after many inserts, queries at a large store
     stay as fast as after a rebuild."""
     conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
+    if conn.execute("SELECT 1 FROM fts_cjk_docsize LIMIT 1").fetchone():
+        conn.execute("INSERT INTO fts_cjk(fts_cjk) VALUES('optimize')")
 
 
 def index_md_lines(conn: sqlite3.Connection) -> list[str]:

@@ -429,7 +429,12 @@ def load(model: str | os.PathLike[str] = DEFAULT_MODEL) -> Embedder:
 
     Raises `ModelNotFound` (no local copy; the message says how to get one), `ModelError`
     (a model this runtime cannot run), or ImportError (the `[semantic]` extra is missing).
+    `builtin:hashing` is the test and development stand-in (`standin.HashingEmbedder`).
     """
+    if os.fspath(model) == "builtin:hashing":
+        from .standin import HashingEmbedder
+
+        return HashingEmbedder()  # type: ignore[return-value]
     folder, model_id = resolve(model)
     try:
         return Embedder(folder, model_id)

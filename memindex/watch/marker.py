@@ -76,7 +76,12 @@ def _locked_by_someone(path: Path) -> bool | None:
 
 def watcher_pid(root: Path) -> int | None:
     """The pid of the live watcher of `root`, or None (a stale marker counts as none)."""
-    path = marker_path(root)
+    return owner_pid(marker_path(root))
+
+
+def owner_pid(path: Path) -> int | None:
+    """The pid of the live process that holds the pid marker at `path` (the watcher's, the
+    resident worker's), or None: a stale marker counts as none."""
     pid = _read_pid(path)
     if pid is None or not pid_alive(pid):
         return None
@@ -85,10 +90,11 @@ def watcher_pid(root: Path) -> int | None:
 
 
 class Marker:
-    """This process's claim on `<root>/.watch.pid`: `claim()`, `still_ours()`, `release()`."""
+    """This process's claim on `<root>/.watch.pid` (or another marker `name`, such as the
+    resident worker's): `claim()`, `still_ours()`, `release()`."""
 
-    def __init__(self, root: Path) -> None:
-        self.path = marker_path(root)
+    def __init__(self, root: Path, name: str = WATCH_MARKER) -> None:
+        self.path = Path(root) / name
         self.fd: int | None = None
         self.ident: tuple[int, int] | None = None
 
@@ -133,7 +139,7 @@ class Marker:
         deadline = time.monotonic() + wait_s
         while True:
             try:
-                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                fd = rootfs.open_fd(str(self.path), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             except FileExistsError:
                 pid = _read_pid(self.path)
                 if pid is not None and pid_alive(pid):

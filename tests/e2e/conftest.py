@@ -3,7 +3,8 @@ plugin, and a fake Anthropic Messages API on 127.0.0.1 (fake_api.py).
 
 Opt-in: they run with `python -m pytest -m e2e` (or `pytest tests/e2e`, or MEMINDEX_E2E=1);
 the default suite skips them. They skip with a reason when `claude`, `node` or `npm` is
-missing, or when the `memindex` command is not installed beside the Python running pytest.
+missing, or when the `memindex` command is not installed beside the Python running pytest;
+with MEMINDEX_E2E_REQUIRE=1 (what .ci/run sets) those are failures instead.
 
 Isolation:
 - a throwaway HOME for the test session, where the plugin is installed the README's way
@@ -16,8 +17,11 @@ Isolation:
   namespace with only loopback: tests/e2e/run.sh;
 - the plugin is installed from a copy of the checkout taken at session start: Claude Code
   runs a directory marketplace's hooks and skills in place, from that directory, so this
-  keeps a checkout edited during the run from changing what is tested.
-  MEMINDEX_E2E_SOURCE=DIR tests another tree (e.g. an exported commit) instead.
+  keeps a checkout edited during the run from changing what is tested. The `memindex`
+  command on the CLI's PATH (what the Bash tool runs) is a shim that runs the same copy's
+  package (e2e_support.use_source), not the checkout an editable install points to.
+  MEMINDEX_E2E_SOURCE=DIR tests another tree (e.g. an exported commit, or a copy broken
+  on purpose: see README.md) instead.
 """
 
 from __future__ import annotations
@@ -38,7 +42,8 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from e2e_support import (  # noqa: E402
-    COPY_IGNORE, REPO, RUN_TIMEOUT_S, Run, base_env, copy_demo, memindex, parse_events, run_bounded, venv_bin,
+    COPY_IGNORE, PINNED_CLAUDE, REPO, RUN_TIMEOUT_S, Run, base_env, copy_demo, memindex, parse_events, run_bounded,
+    use_source, venv_bin,
 )
 from fake_api import FakeAnthropic  # noqa: E402
 
@@ -82,7 +87,12 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         version = run_bounded([claude, "--version"], base_env(Path("/nonexistent")), timeout=30).stdout.strip()
     except AssertionError as exc:
         version = f"unknown ({exc})"
-    return [f"claude: {claude} {version}; memindex: {venv_bin() / 'memindex'}"]
+    lines = [f"claude: {claude} {version}; python: {sys.executable}"]
+    if PINNED_CLAUDE not in version:
+        lines.append(f"note: these tests document Claude Code {PINNED_CLAUDE}; this is {version}")
+    if os.environ.get("MEMINDEX_E2E_SOURCE"):
+        lines.append(f"tree under test: MEMINDEX_E2E_SOURCE={os.environ['MEMINDEX_E2E_SOURCE']}")
+    return lines
 
 
 # --- session: tools, plugin source, HOME with the plugin installed ---------------------------
@@ -95,13 +105,21 @@ class Tools:
     root_user: bool
 
 
+def _unavailable(reason: str) -> None:
+    """Skip, or fail when the suite is required to run (MEMINDEX_E2E_REQUIRE=1, as in CI)."""
+    if os.environ.get("MEMINDEX_E2E_REQUIRE") == "1":
+        pytest.fail(f"MEMINDEX_E2E_REQUIRE=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="session")
 def tools() -> Tools:
     missing = [name for name in ("claude", "node", "npm") if not shutil.which(name)]
     if missing:
-        pytest.skip(f"{', '.join(missing)} not on PATH (install node and npm, then: npm install -g @anthropic-ai/claude-code)")
+        _unavailable(f"{', '.join(missing)} not on PATH (install node and npm, then: "
+                     f"npm install -g @anthropic-ai/claude-code@{PINNED_CLAUDE})")
     if not (venv_bin() / "memindex").exists():
-        pytest.skip(f"no `memindex` command beside {sys.executable}: pip install -e . into the Python running pytest")
+        _unavailable(f"no `memindex` command beside {sys.executable}: pip install -e . into the Python running pytest")
     claude = shutil.which("claude")
     assert claude
     version = run_bounded([claude, "--version"], base_env(Path("/nonexistent"))).stdout.strip()
@@ -110,19 +128,40 @@ def tools() -> Tools:
 
 @pytest.fixture(scope="session")
 def plugin_source(tmp_path_factory: pytest.TempPathFactory, tools: Tools) -> Path:
-    """A copy of the checkout (or of MEMINDEX_E2E_SOURCE): the plugin as installed."""
+    """A copy of the checkout (or of MEMINDEX_E2E_SOURCE): the plugin as installed, and the
+    package the `memindex` command on the CLI's PATH runs."""
     source = Path(os.environ.get("MEMINDEX_E2E_SOURCE") or REPO).resolve()
     dest = tmp_path_factory.mktemp("plugin") / "memindex"
     shutil.copytree(source, dest, ignore=COPY_IGNORE, symlinks=True)
+    use_source(dest, tmp_path_factory.mktemp("bin"))
     return dest
+
+
+@dataclass
+class Validation:
+    marketplace: object  # `claude plugin validate DIR`
+    manifest: object  # `claude plugin validate DIR/.claude-plugin/plugin.json`
+    strict: object  # `claude plugin validate --strict DIR`
+
+
+@pytest.fixture(scope="session")
+def validation(tmp_path_factory: pytest.TempPathFactory, tools: Tools, plugin_source: Path) -> Validation:
+    """`claude plugin validate` of the tree under test, apart from the install, so that a
+    broken manifest fails the validate test rather than only every test's setup."""
+    home = tmp_path_factory.mktemp("validate-home")
+    env = base_env(home)
+
+    def run(*args: str):
+        return run_bounded([tools.claude, "plugin", "validate", *args], env, cwd=home)
+
+    return Validation(run(str(plugin_source)), run(str(plugin_source / ".claude-plugin" / "plugin.json")),
+                      run("--strict", str(plugin_source)))
 
 
 @dataclass
 class Install:
     home: Path
     source: Path
-    validate: object
-    validate_manifest: object
     marketplace_add: object
     install: object
     listing: list
@@ -138,8 +177,6 @@ def installed(tmp_path_factory: pytest.TempPathFactory, tools: Tools, plugin_sou
     def run(*args: str):
         return run_bounded([tools.claude, *args], env, cwd=home)
 
-    validate = run("plugin", "validate", str(plugin_source))
-    validate_manifest = run("plugin", "validate", str(plugin_source / ".claude-plugin" / "plugin.json"))
     add = run("plugin", "marketplace", "add", str(plugin_source))
     assert add.returncode == 0, add.stdout + add.stderr
     install = run("plugin", "install", "memindex@memindex")
@@ -147,7 +184,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory, tools: Tools, plugin_sou
     listing = run("plugin", "list", "--json")
     assert listing.returncode == 0, listing.stdout + listing.stderr
     details = run("plugin", "details", "memindex@memindex")
-    return Install(home, plugin_source, validate, validate_manifest, add, install, json.loads(listing.stdout), details)
+    return Install(home, plugin_source, add, install, json.loads(listing.stdout), details)
 
 
 # --- per test: fake API, projects, the runner ------------------------------------------------
@@ -174,19 +211,22 @@ def cli_tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def claude(tools: Tools, installed: Install, fake_api: FakeAnthropic, cli_tmp: Path):
     """`claude(project, prompt, *args, script=[...], env={...}) -> Run`.
 
-    Always `claude -p --output-format stream-json --verbose --include-hook-events ARGS -- PROMPT`
+    `home` and `path_first` (the start of PATH) replace the session's HOME with the plugin
+    installed and the memindex shim (see base_env). Always `claude -p --output-format stream-json --verbose --include-hook-events ARGS -- PROMPT`
     in `project`; `script` answers this run's main-loop requests (see fake_api.py). Unless
     `check=False`: the CLI must exit 0, and every hook run must exit 0 with outcome success."""
 
     def run(project: Path, prompt: str, *args: str, script: list | None = None,
-            env: dict[str, str] | None = None, timeout: float = RUN_TIMEOUT_S, check: bool = True) -> Run:
+            env: dict[str, str] | None = None, timeout: float = RUN_TIMEOUT_S, check: bool = True,
+            home: Path | None = None, path_first: list[Path] | None = None) -> Run:
+        home = home or installed.home
         fake_api.reset(script or [])
         first = len(fake_api.requests)
         cmd = [tools.claude, "-p", "--output-format", "stream-json", "--verbose", "--include-hook-events", *args, "--", prompt]
-        run_env = base_env(installed.home, fake_api.url, TMPDIR=str(cli_tmp), **(env or {}))
+        run_env = base_env(home, fake_api.url, path_first, TMPDIR=str(cli_tmp), **(env or {}))
         proc = run_bounded(cmd, run_env, cwd=project, timeout=timeout)
         requests = [r for r in fake_api.requests[first:] if r["path"] == "/v1/messages" and isinstance(r["body"], dict)]
-        result = Run(proc, parse_events(proc.stdout), requests, installed.home)
+        result = Run(proc, parse_events(proc.stdout), requests, home)
         if check:
             assert proc.returncode == 0, f"claude exited {proc.returncode}\nstdout: {proc.stdout[-3000:]}\nstderr: {proc.stderr[-3000:]}"
             assert result.hooks, "no hook events: is the plugin loaded?"

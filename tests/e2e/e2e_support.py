@@ -19,6 +19,7 @@ from fake_api import block_texts
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
+PINNED_CLAUDE = "2.1.197"  # the Claude Code version these tests document (.ci/run installs it)
 RUN_TIMEOUT_S = 60  # one `claude` or `memindex` invocation
 CLOSED_PORT_URL = "http://127.0.0.1:9"  # nothing listens there (the discard port)
 FAKE_KEY = "sk-ant-e2e-fake-key"
@@ -33,14 +34,42 @@ COPY_IGNORE = shutil.ignore_patterns(
 
 
 def venv_bin() -> Path:
-    """The bin directory of the Python running the tests: first on the CLI's PATH, so the
-    hooks' `python3` and the Bash tool's `memindex` are this environment's."""
+    """The bin directory of the Python running the tests: on the CLI's PATH (after the
+    `memindex` shim, see use_source), so the hooks' `python3` is this environment's."""
     return Path(sys.executable).parent
 
 
-def base_env(home: Path, base_url: str = CLOSED_PORT_URL, **extra: str) -> dict[str, str]:
-    """A clean environment for the CLI: nothing of the caller's is inherited but TMPDIR."""
-    path = [str(venv_bin())]
+_SHIM_BIN: list[Path] = []  # the folder of the `memindex` shim, once use_source ran
+
+
+def use_source(source: Path, bin_dir: Path) -> Path:
+    """A `memindex` command that runs the package of `source` (the copy under test) with
+    the Python running the tests (its dependencies), first on the CLI's PATH and used by
+    memindex() below: the Bash tool's `memindex` and the hooks then run the same tree,
+    the copy, never the live checkout an editable install points to."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    shim = bin_dir / "memindex"
+    shim.write_text(
+        f"#!{sys.executable}\n"
+        "import sys\n"
+        f"sys.path.insert(0, {str(source)!r})\n"
+        "from memindex.cli import main\n"
+        "sys.exit(main())\n"
+    )
+    shim.chmod(0o755)
+    _SHIM_BIN[:] = [bin_dir]
+    return shim
+
+
+def memindex_command() -> Path:
+    return _SHIM_BIN[0] / "memindex" if _SHIM_BIN else venv_bin() / "memindex"
+
+
+def base_env(home: Path, base_url: str = CLOSED_PORT_URL, path_first: list[Path] | None = None,
+             **extra: str) -> dict[str, str]:
+    """A clean environment for the CLI: nothing of the caller's is inherited but TMPDIR.
+    PATH starts with `path_first` (default: the memindex shim, then the tests' Python)."""
+    path = [str(p) for p in path_first] if path_first is not None else [*map(str, _SHIM_BIN), str(venv_bin())]
     for name in ("claude", "node", "npm"):
         found = shutil.which(name)
         if found and str(Path(found).parent) not in path:
@@ -84,8 +113,8 @@ def run_bounded(cmd: list[str], env: dict[str, str], cwd: Path | None = None,
 
 
 def memindex(project: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    """The `memindex` command of the Python running the tests (the one the Bash tool runs)."""
-    proc = run_bounded([str(venv_bin() / "memindex"), "--root", str(project), *args], base_env(project), cwd=project)
+    """The `memindex` command the Bash tool runs (of the tree under test, see use_source)."""
+    proc = run_bounded([str(memindex_command()), "--root", str(project), *args], base_env(project), cwd=project)
     if check:
         assert proc.returncode == 0, f"memindex {' '.join(args)} exited {proc.returncode}: {proc.stderr}"
     return proc

@@ -11,9 +11,7 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-
-from e2e_support import base_env, copy_demo, memindex, memory_contexts, message_texts, run_bounded, search_paths, wait_for
+from e2e_support import copy_demo, memindex, memory_contexts, message_texts, search_paths, wait_for
 from fake_api import text, tool_use
 
 RUNBOOK = ".claude/memory/runbooks/flaky-ci-integration-tests-postgres.json"
@@ -52,12 +50,13 @@ def result_for(run, tool_name: str) -> list[dict]:
 # --- install ----------------------------------------------------------------------------------
 
 
-def test_plugin_validates_installs_and_lists_hooks_and_skills(installed):
-    assert installed.validate.returncode == 0, installed.validate.stdout + installed.validate.stderr
-    assert "Validation passed" in installed.validate.stdout
-    assert installed.validate_manifest.returncode == 0, installed.validate_manifest.stdout
-    assert "Validation passed" in installed.validate_manifest.stdout
+def test_plugin_and_marketplace_validate(validation):
+    for proc in (validation.marketplace, validation.manifest, validation.strict):
+        assert proc.returncode == 0, f"{proc.args}\n{proc.stdout}{proc.stderr}"
+        assert "Validation passed" in proc.stdout, proc.stdout
 
+
+def test_plugin_installs_and_lists_hooks_and_skills(installed):
     entry = next(p for p in installed.listing if p["id"] == "memindex@memindex")
     assert entry["enabled"] is True and entry["scope"] == "user"
 
@@ -65,11 +64,6 @@ def test_plugin_validates_installs_and_lists_hooks_and_skills(installed):
     assert installed.details.returncode == 0, details + installed.details.stderr
     assert re.search(r"Skills \(2\)\s+memory-save, memory-search", details), details
     assert re.search(r"Hooks \(3\)\s+UserPromptSubmit, PostToolUse, SessionStart", details), details
-
-
-def test_marketplace_validates_strict(tools, installed):
-    proc = run_bounded([tools.claude, "plugin", "validate", "--strict", str(installed.source)], base_env(installed.home))
-    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 # --- the prompt hook ---------------------------------------------------------------------------
@@ -126,6 +120,9 @@ def test_json_additional_context_and_plain_stdout_reach_the_model_alike(claude, 
 
 
 def test_follow_up_in_continued_session_is_enriched_from_the_transcript(claude, demo_project):
+    # Rule 5 of the injection policy would drop the runbook in turn 2 (already injected in
+    # turn 1, unchanged): turned off here to see enrichment alone (see the next test).
+    (demo_project / ".claude" / "memory" / "memory-config.json").write_text('{"retrieval": {"skip_injected": false}}')
     # a second hook records what Claude Code gives the UserPromptSubmit hooks on stdin
     inputs = demo_project / "hook-inputs.jsonl"
     record = 'cat >> "$CLAUDE_PROJECT_DIR/hook-inputs.jsonl"; echo >> "$CLAUDE_PROJECT_DIR/hook-inputs.jsonl"'
@@ -153,12 +150,39 @@ def test_follow_up_in_continued_session_is_enriched_from_the_transcript(claude, 
     assert memory_contexts(alone.last_body) == []
 
 
+def test_continued_session_does_not_repeat_a_memory_until_it_changes(claude, demo_project):
+    """Rule 5: the hook reads its own earlier blocks from the transcript (hook_success
+    attachments) and does not inject the same memory twice in a session, unless its file
+    changed since."""
+    first = claude(demo_project, FLAKY_PROMPT, script=[say("Wait for Postgres with pg_isready.")])
+    assert RUNBOOK in memory_contexts(first.last_body, since_last_prompt=True)[0][1]
+
+    again = claude(demo_project, FLAKY_PROMPT, "-c", script=[say("Same as before.")])
+    assert memory_contexts(again.last_body, since_last_prompt=True) == []
+    assert len(memory_contexts(again.last_body)) == 1  # turn 1's block, sent again
+
+    patch = '{"content": {"verification": "The integration job passes ten times in a row."}, "change_summary": "stricter check"}'
+    assert json.loads(memindex(demo_project, "update", RUNBOOK, "--data", patch).stdout)["status"] == "updated"
+    changed = claude(demo_project, FLAKY_PROMPT, "-c", script=[say("Updated runbook.")])
+    now = memory_contexts(changed.last_body, since_last_prompt=True)
+    assert len(now) == 1 and RUNBOOK in now[0][1], now
+
+
 # --- the skills: memindex through the Bash tool ------------------------------------------------
 
 
-def test_model_runs_memindex_search_through_bash(claude, demo_project):
+def skill_search_command(source: Path, query: str = "flaky CI") -> str:
+    """The search command skills/memory-search/SKILL.md teaches (its first bash block), with
+    our query in place of its example's."""
+    _, body = _skill_md(source, "memory-search")
+    command = re.search(r"```bash\n(.*?)```", body, re.S).group(1).strip()
+    assert command.startswith("memindex "), command
+    return re.sub(r'"[^"]*"', json.dumps(query), command, count=1)
+
+
+def test_model_runs_memindex_search_through_bash(claude, demo_project, installed):
     run = claude(demo_project, "search memories for flaky CI", allow("Bash(memindex search:*)"),
-                 script=[bash('memindex search "flaky CI" --limit 5', "Search project memories"), say("Found the runbook.")])
+                 script=[bash(skill_search_command(installed.source), "Search project memories"), say("Found the runbook.")])
     [result] = result_for(run, "Bash")
     assert not result.get("is_error"), result
     assert RUNBOOK in result["text"]
@@ -177,7 +201,7 @@ def test_memory_search_skill_through_the_skill_tool(claude, demo_project, instal
     """What a model-invoked skill needs in -p mode: an allow rule for the Skill itself and
     one for its Bash command."""
     script = [[tool_use("Skill", {"skill": "memindex:memory-search"})],
-              bash('memindex search "flaky CI" --limit 5', "Search project memories"),
+              bash(skill_search_command(installed.source), "Search project memories"),
               say("Found the runbook.")]
     run = claude(demo_project, "what do we know about flaky CI?",
                  allow("Skill(memindex:memory-search)", "Bash(memindex search:*)"), script=script)
@@ -191,8 +215,8 @@ def test_memory_search_skill_through_the_skill_tool(claude, demo_project, instal
     assert run.denials == []
 
 
-def test_skill_allowed_tools_cover_a_typed_slash_command_not_the_skill_tool(claude, demo_project):
-    search = bash('memindex search "flaky CI" --limit 5', "Search project memories")
+def test_skill_allowed_tools_cover_a_typed_slash_command_not_the_skill_tool(claude, demo_project, installed):
+    search = bash(skill_search_command(installed.source), "Search project memories")
     # typed by the user: SKILL.md's `allowed-tools: Bash(memindex search:*)` applies, no rule needed
     typed = claude(demo_project, "/memindex:memory-search flaky CI", script=[search, say("Found it.")])
     [result] = result_for(typed, "Bash")
@@ -237,6 +261,47 @@ def test_save_command_of_the_skill_runs_under_its_own_rules(claude, demo_project
     if result.get("is_error") or any(d["tool_name"] == "Bash" for d in run.denials):
         raise SkillSaveRefused(result["text"])
     assert json.loads(result["text"])["status"] == "created"
+
+
+def trust(home: Path, project: Path) -> None:
+    """What accepting the trust dialog of an interactive `claude` in `project` records."""
+    config = home / ".claude.json"
+    data = json.loads(config.read_text()) if config.exists() else {}
+    data.setdefault("projects", {}).setdefault(str(project), {})["hasTrustDialogAccepted"] = True
+    config.write_text(json.dumps(data, indent=2))
+
+
+def test_rules_of_memindex_init_let_the_model_use_both_skills(claude, fresh_demo_project, installed):
+    """After `memindex init --write-settings` (the README's step 3), no --allowedTools: the
+    model invokes both skills and runs the commands their SKILL.md teach, nothing refused.
+    Claude Code applies a project's own permission rules only in a trusted folder: `-p` in
+    a folder never trusted ignores them (its hooks still run)."""
+    project = fresh_demo_project
+    memindex(project, "init", "--write-settings")
+    untrusted = claude(project, "what do we know about flaky CI?",
+                       script=[[tool_use("Skill", {"skill": "memindex:memory-search"})], say("Denied.")])
+    assert [d["tool_name"] for d in untrusted.denials] == ["Skill"]
+    passed = claude(project, "what do we know about flaky CI?", "--settings", ".claude/settings.json",
+                    script=[[tool_use("Skill", {"skill": "memindex:memory-search"})], say("Allowed.")])
+    assert passed.denials == []
+
+    trust(installed.home, project)
+    _, save_body = _skill_md(installed.source, "memory-save")
+    save = re.search(r"```bash\n(.*?)```", save_body[save_body.index("## 3."):], re.S).group(1).strip()
+    script = [
+        [tool_use("Skill", {"skill": "memindex:memory-search"})],
+        bash(skill_search_command(installed.source), "Search project memories"),
+        [tool_use("Skill", {"skill": "memindex:memory-save"})],
+        bash(save, "Save the decision as a memory"),
+        say("Searched and saved."),
+    ]
+    run = claude(project, "what do we know about flaky CI? and remember the JWT decision", script=script)
+    assert run.denials == [], run.denials
+    assert not any(r.get("is_error") for r in run.tool_results()), run.tool_results()
+    searched, saved = result_for(run, "Bash")
+    assert RUNBOOK in searched["text"]
+    answer = json.loads(saved["text"])
+    assert answer["status"] == "created" and (project / answer["path"]).is_file(), answer
 
 
 def test_model_saves_memory_from_a_file_and_it_is_searchable_at_once(claude, demo_project):
@@ -341,10 +406,33 @@ class ColdStartGap(AssertionError):
     """The first prompt in a project without an index got no memory-context."""
 
 
+def assert_as_cloned(project: Path) -> None:
+    """Memories only: no index, no index.md, no config, no settings, no session yet."""
+    root = project / ".claude" / "memory"
+    derived = [p.name for p in root.iterdir() if p.is_file()]
+    assert derived == [], derived
+    assert sorted(p.name for p in (project / ".claude").iterdir()) == ["memory"]
+
+
+def test_first_prompt_of_the_first_session_in_the_demo_project_gets_memory_context(claude, fresh_demo_project):
+    """examples/demo-project as cloned (30 memories), plugin installed, nothing run by
+    hand: the very first prompt of the very first session gets its block."""
+    assert_as_cloned(fresh_demo_project)
+    assert len(list((fresh_demo_project / ".claude" / "memory").glob("*/*.json"))) == 30
+    run = claude(fresh_demo_project, FLAKY_PROMPT, script=[say("ok")])
+    assert len(run.main_requests) == 1  # the first prompt of the session
+    blocks = memory_contexts(run.last_body, since_last_prompt=True)
+    if not blocks:
+        raise ColdStartGap("; ".join(h["stderr"].strip() for h in run.hooks))
+    assert len(blocks) == 1 and RUNBOOK in blocks[0][1], blocks
+
+
 def test_first_prompt_in_a_project_without_index_gets_memory_context(claude, tmp_path, installed):
+    """The same with 4,000 more memories (under COLD_SYNC_MAX_FILES, 5,000): the hooks build
+    the index in the foreground within their budget."""
     project = copy_demo(installed.source, tmp_path / "big-project")
     _add_fillers(project / ".claude" / "memory", 4000)
-    assert not (project / ".claude" / "memory" / ".index.db").exists()
+    assert_as_cloned(project)
 
     cold = claude(project, FLAKY_PROMPT, script=[say("ok")])
     cold_blocks = memory_contexts(cold.last_body)

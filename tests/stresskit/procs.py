@@ -55,15 +55,19 @@ class Result:
         return lines[-1][:160] if lines else ""
 
 
-def preexec(user: bool, fsize: int | None) -> Callable[[], None] | None:
-    if not user and fsize is None:
+def preexec(user: bool, fsize: int | None, memory: int | None = None) -> Callable[[], None] | None:
+    """What the child does before exec: limits (file size, address space: `memory` bytes,
+    inherited by whatever it starts), then the switch to uid 65534."""
+    if not user and fsize is None and memory is None:
         return None
 
     def run_in_child() -> None:
-        if fsize is not None:
-            import resource
+        import resource
 
+        if fsize is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+        if memory is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
         if user and os.geteuid() == 0:
             os.setgroups([])
             os.setgid(NOBODY)
@@ -81,12 +85,13 @@ def run(
     fsize: int | None = None,
     env: dict[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
+    memory: int | None = None,
 ) -> Result:
     started = time.monotonic()
     try:
         proc = subprocess.run(
             cmd, input=input if input is not None else b"", capture_output=True, timeout=timeout,
-            preexec_fn=preexec(user, fsize), env=env or ENV, cwd=cwd,
+            preexec_fn=preexec(user, fsize, memory), env=env or ENV, cwd=cwd,
         )
         rc, out, err, timed_out = proc.returncode, proc.stdout, proc.stderr, False
     except subprocess.TimeoutExpired as exc:

@@ -20,6 +20,7 @@ from .faults import (
     scenario_permission_faults,
 )
 from .harness import Context, Row, print_table
+from .hostile import scenario_hostile
 from .kills import scenario_kills
 from .load import scenario_load
 from .procs import remove_tree
@@ -34,6 +35,7 @@ SCENARIOS: dict[str, Callable[[Context], None]] = {
     "perms": scenario_permission_faults,
     "commit": scenario_commit_crash,
     "fuzz": scenario_fuzz,
+    "hostile": scenario_hostile,
 }
 GROUPS = {"faults": ["kills", "disk", "index", "locks", "perms", "commit"]}
 
@@ -41,7 +43,7 @@ GROUPS = {"faults": ["kills", "disk", "index", "locks", "perms", "commit"]}
 def scenario_names(only: str | None) -> list[str]:
     """The scenarios an `--only` value names (groups expanded); ValueError on unknown ones."""
     names: list[str] = []
-    for part in (only or "load,faults,fuzz").split(","):
+    for part in (only or "load,faults,fuzz,hostile").split(","):
         names += GROUPS.get(part.strip(), [part.strip()])
     unknown = [n for n in names if n not in SCENARIOS]
     if unknown:

@@ -1,0 +1,374 @@
+"""Client of the resident worker (`memindex serve`, `memindex.semantic.worker`).
+
+Standard library only, and light: the prompt hook imports it under `python3 -I -S`. It
+uses `_socket` (0.5 ms to import) rather than `socket` (3 ms, with `selectors`).
+
+The worker listens on a Unix socket in a private folder of this user:
+`$XDG_RUNTIME_DIR/memindex` when XDG_RUNTIME_DIR is an absolute folder of this user that
+no one else may enter, else `/tmp/memindex-<uid>`. The folder must be a real folder (not a
+link) owned by this user with mode 0700, and the socket a socket owned by this user;
+anything else is refused, never connected to. The socket's name is a 64-bit FNV-1a hash of
+the memory root's real path (a socket path holds at most about 104 bytes).
+
+Protocol: one JSON object per line each way (at most `REQUEST_MAX` bytes per request).
+
+    {"op": "ping"}                     -> {"ok": true, "pid", "model", "docs", "rss_mb", "started", ...}
+    {"op": "query", "text": T, "k": 20, "rowids": [..], "active": false}
+                                       -> {"ok": true, "top": [[rowid, cos], ..], "cos": {"rowid": cos}}
+    {"op": "query", ..., "defer": true} then a second line {"rowids": [..]}: the worker embeds
+                                          the text while the client finds its lexical candidates
+    {"op": "adopt", "pid": P}          -> {"ok": true}: the worker also lives while P does
+
+Every function here returns None (never raises) when the worker is absent, slow, unsafe
+or answers nonsense: callers then answer lexically, as without a worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat as stat_mod
+import sys
+import time
+
+from ..defaults import LOG_FILE, SERVE_MARKER, SERVE_SPAWN_MARKER, SPAWN_GUARD_S
+
+REQUEST_MAX = 65_536  # bytes of one request line, newline included
+REPLY_MAX = 4 * 1024 * 1024
+TEXT_MAX = 8_000  # characters of text sent (the model reads 256 tokens at most)
+K_MAX = 1_000  # dense top-k entries one query may ask for
+ROWIDS_MAX = 2_000  # rowids one query may ask the cosines of
+SUN_PATH_MAX = 100  # a socket path holds 108 bytes on Linux, 104 on macOS, with its NUL
+FAIL_BACKOFF_S = 300.0  # a worker that cannot start (no model) is not started again for this long
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "busybox"})
+
+# Why the last call returned None: "absent" (no socket, nobody listening), "unsafe", "slow",
+# "garbled". The prompt hook starts a worker on "absent" only.
+last_failure: str | None = None
+
+
+def _fnv64(data: bytes) -> str:
+    h = 0xCBF29CE484222325
+    for byte in data:
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def why_not_private(path: str) -> str | None:
+    """Why `path` is not a private folder of this user (a link, not a folder, another
+    owner, open to others), or None. FileNotFoundError when it is absent."""
+    st = os.lstat(path)
+    if stat_mod.S_ISLNK(st.st_mode):
+        return "is a symbolic link"
+    if not stat_mod.S_ISDIR(st.st_mode):
+        return "is not a folder"
+    if st.st_uid != os.geteuid():
+        return f"is owned by uid {st.st_uid}, not by this user ({os.geteuid()})"
+    if stat_mod.S_IMODE(st.st_mode) != 0o700:
+        return f"has mode {stat_mod.S_IMODE(st.st_mode):04o}, not 0700"
+    return None
+
+
+def runtime_dir() -> str:
+    """The folder of this user's worker sockets (not checked here: see `private_dir`)."""
+    base = os.environ.get("XDG_RUNTIME_DIR") or ""
+    if os.path.isabs(base) and len(base) + len("/memindex/") + 21 <= SUN_PATH_MAX:
+        try:
+            if why_not_private(base) is None:
+                return os.path.join(base, "memindex")
+        except OSError:
+            pass
+    return f"/tmp/memindex-{os.geteuid()}"
+
+
+def private_dir(create: bool = False) -> str:
+    """`runtime_dir()`, checked (and made with mode 0700 when `create`). Raises UnsafeFile
+    when it is not this user's private folder, FileNotFoundError when absent."""
+    from ..errors import UnsafeFile
+
+    path = runtime_dir()
+    if create:
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+    why = why_not_private(path)
+    if why:
+        raise UnsafeFile(path, why)
+    return path
+
+
+def socket_path(root: str | os.PathLike[str]) -> str:
+    """The worker's socket for a memory root: `<runtime dir>/<hash of its real path>.sock`."""
+    real = os.path.realpath(os.fspath(root))
+    return os.path.join(runtime_dir(), _fnv64(real.encode("utf-8", "surrogateescape")) + ".sock")
+
+
+def _fail(kind: str) -> None:
+    global last_failure
+    last_failure = kind
+    return None
+
+
+def _connect(root: str | os.PathLike[str], deadline: float):
+    """A connected socket, or None (with `last_failure` set)."""
+    import _socket
+
+    path = socket_path(root)
+    try:
+        if why_not_private(os.path.dirname(path)):
+            return _fail("unsafe")
+        st = os.lstat(path)
+    except OSError:
+        return _fail("absent")
+    if not stat_mod.S_ISSOCK(st.st_mode) or st.st_uid != os.geteuid():
+        return _fail("unsafe")
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(max(deadline - time.monotonic(), 0.001))
+        sock.connect(path)
+    except TimeoutError:
+        sock.close()
+        return _fail("slow")
+    except OSError:
+        sock.close()  # ECONNREFUSED: a stale socket of a worker that was killed
+        return _fail("absent")
+    return sock
+
+
+def _send(sock, message: dict, deadline: float) -> bool:
+    line = json.dumps(message, separators=(",", ":")).encode() + b"\n"
+    if len(line) > REQUEST_MAX:
+        return False
+    sock.settimeout(max(deadline - time.monotonic(), 0.001))
+    sock.sendall(line)
+    return True
+
+
+def _receive(sock, deadline: float) -> dict | None:
+    buf = b""
+    while b"\n" not in buf:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return _fail("slow")
+        sock.settimeout(left)
+        chunk = sock.recv(65_536)
+        if not chunk:
+            return _fail("garbled")  # closed without an answer (a full pool, a refused request)
+        buf += chunk
+        if len(buf) > REPLY_MAX:
+            return _fail("garbled")
+    try:
+        reply = json.loads(buf[: buf.index(b"\n")])
+    except (ValueError, RecursionError):
+        return _fail("garbled")
+    if not isinstance(reply, dict) or reply.get("ok") is not True:
+        return _fail("garbled")
+    return reply
+
+
+def _request(root: str | os.PathLike[str], message: dict, budget_s: float) -> dict | None:
+    global last_failure
+    last_failure = None
+    deadline = time.monotonic() + budget_s
+    try:
+        sock = _connect(root, deadline)
+        if sock is None:
+            return None
+        try:
+            if not _send(sock, message, deadline):
+                return _fail("garbled")
+            return _receive(sock, deadline)
+        finally:
+            sock.close()
+    except TimeoutError:
+        return _fail("slow")
+    except Exception:  # never raise: the caller answers lexically
+        return _fail("garbled")
+
+
+def _query_message(text: str, k: int, active: bool) -> dict:
+    text = text[:TEXT_MAX] if isinstance(text, str) else ""
+    message = {"op": "query", "text": text, "k": max(0, min(int(k), K_MAX)), "active": bool(active)}
+    # ensure_ascii: at most 12 bytes a character; cut until the line fits
+    while len(json.dumps(message)) > REQUEST_MAX // 2 and message["text"]:
+        message["text"] = message["text"][: len(message["text"]) // 2]
+    return message
+
+
+def _rowids(rowids) -> list[int]:
+    return [int(r) for r in list(rowids)[:ROWIDS_MAX]]
+
+
+def query(
+    root: str | os.PathLike[str], text: str, k: int = 20, rowids=(), budget_s: float = 0.15, active: bool = False
+) -> dict | None:
+    """The `k` memories nearest to `text` and the cosines of `rowids`, within `budget_s`
+    seconds in all: {"top": [[rowid, cos], ...], "cos": {"rowid": cos}, ...}, or None."""
+    try:
+        message = _query_message(text, k, active)
+        message["rowids"] = _rowids(rowids)
+    except (TypeError, ValueError):
+        return _fail("garbled")
+    return _request(root, message, budget_s)
+
+
+def ping(root: str | os.PathLike[str], budget_s: float = 0.5) -> dict | None:
+    """The worker's state (pid, model, docs, rss_mb, started, ...), or None."""
+    return _request(root, {"op": "ping"}, budget_s)
+
+
+class Pending:
+    """A query sent ahead: the worker embeds the text while the caller finds its lexical
+    candidates; `finish(rowids)` sends them and waits for the answer until the deadline."""
+
+    def __init__(self, sock, deadline: float) -> None:
+        self.sock, self.deadline = sock, deadline
+
+    def finish(self, rowids=()) -> dict | None:
+        global last_failure
+        sock, self.sock = self.sock, None
+        if sock is None:
+            return None
+        last_failure = None
+        try:
+            if not _send(sock, {"rowids": _rowids(rowids)}, self.deadline):
+                return _fail("garbled")
+            return _receive(sock, self.deadline)
+        except TimeoutError:
+            return _fail("slow")
+        except Exception:
+            return _fail("garbled")
+        finally:
+            sock.close()
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+
+def begin(root: str | os.PathLike[str], text: str, k: int = 20, budget_s: float = 0.15, active: bool = True) -> Pending | None:
+    """Send a query whose rowids follow (see `Pending`), or None when the worker is absent."""
+    global last_failure
+    last_failure = None
+    deadline = time.monotonic() + budget_s
+    sock = None
+    try:
+        message = _query_message(text, k, active)
+        message["defer"] = True
+        sock = _connect(root, deadline)
+        if sock is None:
+            return None
+        if not _send(sock, message, deadline):
+            sock.close()
+            return _fail("garbled")
+        return Pending(sock, deadline)
+    except Exception:
+        if sock is not None:
+            sock.close()
+        return _fail("slow" if last_failure is None else last_failure)
+
+
+# --- processes -----------------------------------------------------------------------------
+
+
+def proc_stat(pid: int) -> tuple[str, int, int, str] | None:
+    """(command name, parent pid, start time in clock ticks, state letter) from /proc, or
+    None (not Linux, or the process is gone)."""
+    try:
+        with open(f"/proc/{int(pid)}/stat", "rb") as fh:
+            data = fh.read(4096).decode("utf-8", "replace")
+        comm = data[data.index("(") + 1 : data.rindex(")")]
+        fields = data[data.rindex(")") + 2 :].split()
+        return comm, int(fields[1]), int(fields[19]), fields[0]
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def session_parent() -> int:
+    """The process a hook belongs to (Claude Code): the hook's parent, or, when that is a
+    shell running the hook's command line, the shell's parent."""
+    pid = os.getppid()
+    for _ in range(4):
+        info = proc_stat(pid)
+        if info is None or info[0] not in _SHELLS or info[1] <= 1:
+            break
+        pid = info[1]
+    return pid
+
+
+def running_pid(root: str | os.PathLike[str]) -> int | None:
+    """The pid of the live worker of `root` (it holds the marker's lock), or None."""
+    from ..watch.marker import owner_pid
+
+    return owner_pid(os.path.join(os.fspath(root), SERVE_MARKER))  # type: ignore[arg-type]
+
+
+def _log(root: str, line: str) -> None:
+    from .. import rootfs
+
+    try:
+        rootfs.write(os.path.join(root, LOG_FILE), f"memindex: {line}\n".encode(), append=True)
+    except Exception:
+        pass
+
+
+def start(root: str | os.PathLike[str], parent_pid: int | None = None) -> None:
+    """Start the worker of `root` in the background, unless it runs: then it only adopts
+    `parent_pid` (lives while that process does too). Single flight: at most one start per
+    SPAWN_GUARD_S per root (the guard file's mtime; a worker that cannot start sets it in
+    the future to back off). Never raises: a failure is one line in the root's log."""
+    root = os.fspath(root)
+    try:
+        if running_pid(root) is not None:
+            if parent_pid:
+                _request(root, {"op": "adopt", "pid": int(parent_pid)}, 0.1)
+            return
+        guard = os.path.join(root, SERVE_SPAWN_MARKER)
+        try:
+            if time.time() - os.lstat(guard).st_mtime < SPAWN_GUARD_S:
+                return
+        except OSError:
+            pass
+        from .. import rootfs
+
+        rootfs.write(guard, b"")
+        _spawn(root, parent_pid)
+    except Exception as exc:
+        _log(root, f"could not start the worker: {type(exc).__name__}: {exc}")
+
+
+def restart(root: str | os.PathLike[str], parent_pid: int | None = None) -> None:
+    """`start`, for a prompt that found no worker (it exited idle, or was killed): the
+    guard file is looked at first, so that within SPAWN_GUARD_S of the last start (or
+    during a back-off) this costs one lstat."""
+    try:
+        if time.time() - os.lstat(os.path.join(os.fspath(root), SERVE_SPAWN_MARKER)).st_mtime < SPAWN_GUARD_S:
+            return
+    except OSError:
+        pass
+    start(root, parent_pid)
+
+
+def _spawn(root: str, parent_pid: int | None) -> None:
+    """`python -m memindex --root ROOT serve [--parent PID]`, detached: its own session,
+    no terminal, stdin/stdout on /dev/null, stderr (anything before its log) to the log."""
+    import subprocess
+
+    from .. import rootfs
+
+    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = package_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    cmd = [sys.executable, "-m", "memindex", "--root", root, "serve"]
+    if parent_pid:
+        cmd += ["--parent", str(int(parent_pid))]
+    log = rootfs.open_fd(os.path.join(root, LOG_FILE), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+            env=env, cwd="/", start_new_session=True, close_fds=True,
+        )
+    finally:
+        os.close(log)

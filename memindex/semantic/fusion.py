@@ -1,0 +1,214 @@
+"""Hybrid search: reciprocal rank fusion of the BM25 ranking and the dense one.
+
+    score(d) = sum over the rankings r that hold d of 1 / (RRF_K + rank_r(d))
+
+with RRF_K = 60 (Cormack, Clarke and Buettcher, SIGIR 2009), an untuned baseline: only
+ranks are fused, so BM25's unbounded scores and the model's cosines need no calibration.
+Each channel contributes its best `DEPTH` memories (at least the result limit).
+
+The lexical channel is `query.search` exactly as `memindex search` runs it (tag-related
+memories, retired memories handing their place to their replacements). The dense channel
+ranks the memories that pass the same filters (categories, tag, status, retention) by
+cosine to the query: from the resident worker when one answers, else in this process
+(`InProcess`: the model loaded here, the index's vectors as one matrix).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+
+from ..hits import Hit
+from ..index import reads, vectors
+from ..query import Filters, Params, _where, search
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    import numpy as np
+
+RRF_K = 60
+DEPTH = 50  # memories each channel contributes (at least the result limit)
+
+# (query text, rowids passing the filters, or None when no filter applies beyond the
+# record status, include inactive, k) -> [(rowid, cosine)] best first, or None (no channel).
+# Memories at cosine 0 or below (orthogonal to the query: no evidence) are left out.
+Dense = Callable[[str, "list[int] | None", bool, int], "list[tuple[int, float]] | None"]
+
+
+def rrf(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> dict[int, float]:
+    """rowid -> its fused score over these rankings (each best first, without duplicates)."""
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, rowid in enumerate(ranking, 1):
+            scores[rowid] = scores.get(rowid, 0.0) + 1.0 / (k + rank)
+    return scores
+
+
+def fuse(
+    conn: sqlite3.Connection, lexical: Sequence[Hit], dense: Sequence[tuple[int, float]], limit: int, k: int = RRF_K
+) -> list[Hit]:
+    """The fused top `limit`, as hits scored by RRF. Ties (a memory ranked r by one channel
+    only, against another ranked r by the other only) go to the better single rank, then to
+    the lexical channel, then by path."""
+    lex_rank = {h.rowid: i for i, h in enumerate(lexical, 1)}
+    dense_rank = {rowid: i for i, (rowid, _) in enumerate(dense, 1)}
+    scores = rrf([list(lex_rank), list(dense_rank)], k)
+    by_rowid = {h.rowid: h for h in lexical}
+    extra = [r for r in dense_rank if r not in by_rowid]
+    if extra:
+        for row in reads.documents(conn, extra):  # a memory gone since the worker loaded its vectors is dropped
+            by_rowid[row[0]] = Hit.from_row(row, 0.0)
+    worst = len(lex_rank) + len(dense_rank) + 1
+
+    def key(rowid: int) -> tuple[float, int, int, str]:
+        lr, dr = lex_rank.get(rowid, worst), dense_rank.get(rowid, worst)
+        return (-scores[rowid], min(lr, dr), lr, by_rowid[rowid].path)
+
+    out = []
+    for rowid in sorted((r for r in scores if r in by_rowid), key=key)[:limit]:
+        hit = by_rowid[rowid]
+        hit.score = scores[rowid]
+        out.append(hit)
+    return out
+
+
+def fused_search(
+    conn: sqlite3.Connection,
+    text: str,
+    dense: Dense,
+    *,
+    limit: int = 10,
+    params: Params | None = None,
+    filters: Filters | None = None,
+    now: "datetime | None" = None,
+    depth: int = DEPTH,
+) -> tuple[list[Hit], bool]:
+    """(hits, whether the dense channel took part): BM25 and dense rankings fused by RRF;
+    the lexical hits alone when `dense` has nothing to offer."""
+    from datetime import datetime, timezone
+
+    filters = filters or Filters()
+    now = now or datetime.now(timezone.utc)
+    depth = max(depth, limit)
+    lexical = search(conn, text, limit=depth, params=params, filters=filters, now=now, related=True)
+    allowed = None
+    if filters.categories or filters.tag or filters.retention_days:
+        where, args = _where(filters, now)
+        allowed = vectors.candidates(conn, where, args, filters.include_inactive)
+    ranked = dense(text, allowed, filters.include_inactive, depth) if limit > 0 else None
+    if ranked is None:
+        return lexical[:limit], False
+    return fuse(conn, lexical, ranked, limit), True
+
+
+# --- the dense channel in this process ----------------------------------------------------
+
+
+class Matrix:
+    """The index's vectors as one (n, dim) float32 matrix, reloaded when `vectors_version`
+    moves; `rowids` in the same order."""
+
+    def __init__(self) -> None:
+        self.key: tuple[str, int] | None = None
+        self.rowids: "np.ndarray | None" = None
+        self.data: "np.ndarray | None" = None
+
+    def load(self, conn: sqlite3.Connection, dim: int) -> None:
+        import numpy as np
+
+        path = conn.execute("PRAGMA database_list").fetchone()[2]
+        key = (path, vectors.version(conn))
+        if key == self.key:
+            return
+        rowids, data = vectors.all_vectors(conn)
+        self.rowids = np.asarray(rowids, dtype=np.int64)
+        self.data = np.frombuffer(data, dtype="<f4").reshape(len(rowids), dim) if rowids else np.zeros((0, dim), np.float32)
+        self.key = key
+
+
+def top_k(scores: "np.ndarray", k: int) -> "np.ndarray":
+    """Indices of the `k` largest scores, best first (ties by position: deterministic)."""
+    import numpy as np
+
+    if k <= 0 or scores.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if k < scores.size:  # every score tied with the k-th takes part: the lowest positions win
+        part = np.flatnonzero(scores >= -np.partition(-scores, k - 1)[k - 1])
+    else:
+        part = np.arange(scores.size)
+    return part[np.lexsort((part, -scores[part]))][:k]
+
+
+class InProcess:
+    """The dense channel with the model loaded in this process (`embedder`: anything with
+    `embed`, `identity` and `dim`). Returns None when the index holds no vectors of this
+    model (never synced with it: cosines against another model's vectors mean nothing)."""
+
+    def __init__(self, conn: sqlite3.Connection, embedder) -> None:
+        self.conn, self.embedder = conn, embedder
+        self.matrix = Matrix()
+        self.queries: dict[str, "np.ndarray"] = {}  # query text -> vector (the evaluation repeats queries)
+        self.problem: str | None = None
+
+    def vector(self, text: str) -> "np.ndarray":
+        vec = self.queries.get(text)
+        if vec is None:
+            vec = self.queries[text] = self.embedder.embed([text])[0]
+        return vec
+
+    def __call__(self, text: str, allowed: list[int] | None, include_inactive: bool, k: int):
+        import numpy as np
+
+        info = vectors.model_info(self.conn)
+        if info["embed_model"] != self.embedder.identity:
+            self.problem = "the index holds no vectors of this model (run `memindex sync`)"
+            return None
+        m = self.matrix
+        m.load(self.conn, int(self.embedder.dim))
+        if allowed is None and not include_inactive:
+            allowed = vectors.candidates(self.conn)  # the active memories
+        keep = None if allowed is None else np.isin(m.rowids, np.asarray(allowed, dtype=np.int64))
+        rowids, data = (m.rowids, m.data) if keep is None else (m.rowids[keep], m.data[keep])
+        scores = data @ self.vector(text)
+        best = top_k(scores, k)
+        return [(int(rowids[i]), float(scores[i])) for i in best if scores[i] > 0]  # orthogonal: no evidence
+
+
+# --- the dense channel from the resident worker --------------------------------------------
+
+
+class Worker:
+    """The dense channel asked of the resident worker (`client.query`); None when it does
+    not answer within `budget_s` (absent, busy, or a reply that makes no sense)."""
+
+    def __init__(self, root: str, budget_s: float) -> None:
+        self.root, self.budget_s = root, budget_s
+
+    def __call__(self, text: str, allowed: list[int] | None, include_inactive: bool, k: int):
+        from . import client
+
+        active = not include_inactive
+        try:
+            if allowed is not None and len(allowed) <= client.ROWIDS_MAX:
+                # few memories pass the filters: their cosines, ranked here
+                reply = client.query(self.root, text, k=0, rowids=allowed, budget_s=self.budget_s, active=active)
+                if reply is None:
+                    return None
+                pairs = [(int(r), float(c)) for r, c in dict(reply["cos"]).items()]
+                wanted = set(allowed)
+                pairs = [p for p in pairs if p[0] in wanted]
+            else:
+                want = k if allowed is None else client.K_MAX  # filtered after: ask for more
+                reply = client.query(self.root, text, k=want, rowids=(), budget_s=self.budget_s, active=active)
+                if reply is None:
+                    return None
+                pairs = [(int(r), float(c)) for r, c in reply["top"]]
+                if allowed is not None:
+                    wanted = set(allowed)
+                    pairs = [p for p in pairs if p[0] in wanted]
+        except (KeyError, TypeError, ValueError):
+            return None  # not the protocol this client speaks: answer lexically
+        pairs.sort(key=lambda p: (-p[1], p[0]))
+        return [p for p in pairs if p[1] > 0][:k]

@@ -1,0 +1,149 @@
+"""The resident worker's copy of the stored vectors: one float32 matrix in memory, reloaded
+when the index's `vectors_version` changes, and the nearest memories to a query vector.
+
+Memory is bounded by the store: n x dim x 4 bytes (15 MiB at 10k memories of 384
+dimensions), twice that for an instant while a reload replaces the matrix. A snapshot is
+never changed once built: query threads read the one they took while a reload swaps in
+the next.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from .. import index
+from ..index import vectors
+
+
+class Snapshot:
+    """Vectors of one `vectors_version`: rowids in ascending order, their rows, and which
+    are active memories."""
+
+    def __init__(self, version: int, rowids: Any, matrix: Any, active: Any, note: str = "") -> None:
+        self.version, self.rowids, self.matrix, self.active, self.note = version, rowids, matrix, active, note
+
+    @property
+    def docs(self) -> int:
+        return int(len(self.rowids))
+
+    def top(self, vec: Any, k: int, active_only: bool = False) -> list[list[float]]:
+        """[[rowid, cosine], ...] of the `k` nearest rows, best first."""
+        import numpy as np
+
+        if k <= 0 or not len(self.rowids):
+            return []
+        scores = self.matrix @ vec
+        if active_only:
+            scores = np.where(self.active, scores, np.float32(-np.inf))
+            k = min(k, int(self.active.sum()))
+        k = min(k, len(scores))
+        if k <= 0:
+            return []
+        idx = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+        idx = idx[np.argsort(-scores[idx], kind="stable")]
+        return [[int(self.rowids[i]), round(float(scores[i]), 6)] for i in idx]
+
+    def cosines(self, vec: Any, rowids: Sequence[int]) -> dict[str, float]:
+        """{"rowid": cosine} of the given rowids that have a vector."""
+        import numpy as np
+
+        if not len(rowids) or not len(self.rowids):
+            return {}
+        wanted = np.asarray(list(rowids), dtype=np.int64)
+        pos = np.searchsorted(self.rowids, wanted)
+        pos = np.minimum(pos, len(self.rowids) - 1)
+        found = self.rowids[pos] == wanted
+        scores = self.matrix[pos[found]] @ vec
+        return {str(int(r)): round(float(s), 6) for r, s in zip(wanted[found], scores)}
+
+
+def empty(dim: int, version: int = -1, note: str = "") -> Snapshot:
+    import numpy as np
+
+    return Snapshot(version, np.zeros(0, dtype=np.int64), np.zeros((0, dim), dtype=np.float32), np.zeros(0, dtype=bool), note)
+
+
+class VectorSource:
+    """The index's vectors as seen by one model: `current()` gives a Snapshot, reloaded when
+    `vectors_version` changes or the index file is replaced. A missing or unusable index
+    is an empty snapshot (and is looked for again at the next check)."""
+
+    def __init__(self, root: str, identity: str, dim: int, log: Any = None) -> None:
+        self.root, self.identity, self.dim, self.log = root, identity, dim, log
+        self.conn = None
+        self.ident: tuple[int, int] | None = None  # (st_dev, st_ino) of the open index
+        self.snapshot = empty(dim, note="not loaded")
+        self.checked = 0.0
+        self.reloads = 0
+        self._lock = threading.Lock()
+
+    def current(self) -> Snapshot:
+        """The snapshot, after a version check (one stat and one point query, about 30 us:
+        a query always sees the vectors committed before it)."""
+        with self._lock:
+            try:
+                self._check()
+            except Exception as exc:  # a damaged or vanished index: serve nothing, look again next time
+                self._close()
+                self.snapshot = empty(self.dim, note=f"index unavailable: {type(exc).__name__}: {exc}")
+            self.checked = time.monotonic()
+        return self.snapshot
+
+    def _check(self) -> None:
+        path = index.index_path(self.root)
+        try:
+            st = os.stat(path)
+            ident = (st.st_dev, st.st_ino)
+        except OSError:
+            ident = None
+        if self.conn is None or ident != self.ident:
+            self._close()
+            self.conn = index.open_reader(self.root, busy_ms=200)
+            self.ident = ident
+            self.snapshot = empty(self.dim, note="not loaded")
+        version = vectors.version(self.conn)
+        if version != self.snapshot.version:
+            self.snapshot = self._load(version)
+            self.reloads += 1
+
+    def _load(self, version: int) -> Snapshot:
+        import numpy as np
+
+        conn = self.conn
+        assert conn is not None
+        start = time.perf_counter()
+        info = vectors.model_info(conn)
+        if info.get("embed_model") not in (None, self.identity):
+            return empty(self.dim, version, f"vectors of another model ({info.get('embed_model')}); a sync recomputes them")
+        conn.execute("BEGIN")  # one snapshot of the index for the vectors and the statuses
+        try:
+            version = vectors.version(conn)
+            rowids, data = vectors.all_vectors(conn)
+            active_ids = vectors.candidates(conn)
+        finally:
+            conn.execute("COMMIT")
+        if len(data) != len(rowids) * self.dim * 4:
+            return empty(self.dim, version, f"stored vectors are not of dimension {self.dim}")
+        ids = np.asarray(rowids, dtype=np.int64)
+        matrix = np.frombuffer(data, dtype="<f4").reshape(len(rowids), self.dim).astype(np.float32, copy=True)
+        active = np.isin(ids, np.asarray(active_ids, dtype=np.int64))
+        if self.log is not None:
+            self.log("reload", f"{len(rowids)} vectors loaded in {(time.perf_counter() - start) * 1000:.0f} ms",
+                     level="debug", docs=len(rowids), vectors_version=version)
+        return Snapshot(version, ids, matrix, active)
+
+    def _close(self) -> None:
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except Exception:
+                pass
+        self.conn, self.ident = None, None
+
+    def close(self) -> None:
+        with self._lock:
+            self._close()

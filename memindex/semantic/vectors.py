@@ -1,0 +1,119 @@
+"""The writer side of the semantic channel: embed the memories that have no vector.
+
+Every writer (sync, rebuild, watch, save/update) runs `embed_missing` after the text
+transaction of its sync, when `semantic.enabled` is on. Memories are embedded in batches of
+`semantic.batch_size`, each batch stored in its own transaction: a process killed half-way
+loses at most one batch, and the next sync embeds what is still missing. A model whose
+identity or dimension differs from the stored one makes every vector go first (re-embedded).
+
+A model that cannot be loaded (not installed, unsupported, NumPy missing) never fails the
+sync: the text index is already committed, and the outcome is one line in the SyncReport.
+
+NumPy and the model are imported on first use only; `sync` imports this module only when
+the semantic channel is on.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+import time
+
+from .. import index
+from ..errors import ModelError, ModelNotFound
+from ..index import vectors
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..config import Config
+
+TEXT_CHARS = 2_000  # characters embedded per memory: the model reads 256 tokens (~1,000 characters) at most
+PROGRESS_MIN = 256  # memories to embed from which a terminal shows a progress bar
+
+_EMBEDDERS: dict[str, object] = {}  # model setting -> loaded embedder, once per process
+
+
+def get_embedder(model: str):
+    """The embedder of a `semantic.model` setting, loaded once per process (a failure is
+    not remembered: a model installed later is found by the next call). Raises
+    ModelNotFound, ModelError or ImportError."""
+    found = _EMBEDDERS.get(model)
+    if found is None:
+        from .model import load
+
+        found = _EMBEDDERS[model] = load(model)
+    return found
+
+
+def embed_text(title: str, tags_json: str, body: str) -> str:
+    """What is embedded of a memory: title, tags, body (the FTS5 row's text), capped."""
+    try:
+        tags = ", ".join(str(t) for t in json.loads(tags_json))
+    except (ValueError, TypeError):
+        tags = ""
+    return f"{title}\n{tags}\n{body}"[:TEXT_CHARS]
+
+
+def to_blob(vec: "np.ndarray") -> bytes:
+    import numpy as np
+
+    return np.asarray(vec, dtype="<f4").tobytes()
+
+
+def _progress(total: int, enabled: bool):
+    """A progress bar on a terminal only, for long runs (as sync's)."""
+    if not enabled or total < PROGRESS_MIN or not sys.stderr.isatty():
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, unit="memory", desc="embedding", file=sys.stderr, leave=False)
+
+
+def embed_missing(conn: sqlite3.Connection, cfg: "Config", progress: bool = False) -> str:
+    """Embed the memories without a vector (the caller holds the writer lock, outside any
+    transaction); returns the one-line outcome for the SyncReport."""
+    source = str(cfg["semantic.model"])
+    stored = vectors.model_info(conn)
+    if stored["embed_source"] == source and vectors.count_missing(conn) == 0:
+        return "up to date"  # no model load for a sync that changed nothing
+    try:
+        embedder = get_embedder(source)
+    except (ModelNotFound, ModelError, ImportError) as exc:
+        return f"not embedded: {exc}"
+    identity, dim = embedder.identity, int(embedder.dim)
+    changed = (stored["embed_model"], stored["embed_dim"]) != (identity, dim)
+    if changed or stored["embed_source"] != source:
+        with index.transaction(conn):
+            if changed and vectors.count(conn):
+                vectors.delete_all(conn)  # another model's vectors: re-embed everything
+            vectors.set_model_info(conn, identity, dim, source)
+    todo = vectors.missing(conn)
+    if not todo:
+        return "up to date"
+    todo.sort(key=lambda item: -item[1])  # batches of similar lengths: little padding
+    batch = int(cfg["semantic.batch_size"])
+    started, done = time.perf_counter(), 0
+    bar = _progress(len(todo), progress)
+    try:
+        for start in range(0, len(todo), batch):
+            rows = vectors.texts(conn, [rowid for rowid, _ in todo[start:start + batch]])
+            vecs = embedder.embed([embed_text(title, tags, body) for _, title, tags, body in rows], batch_size=batch)
+            with index.transaction(conn):
+                vectors.put(conn, [(row[0], to_blob(vec)) for row, vec in zip(rows, vecs)])
+            done += len(rows)
+            if bar is not None:
+                bar.update(len(rows))
+    except sqlite3.Error:
+        raise  # the index itself failed: as for the text sync
+    except Exception as exc:  # the model failed half-way: what is stored stays, the next sync goes on
+        return f"embedded {done} of {len(todo)}, then stopped: {type(exc).__name__}: {exc}"
+    finally:
+        if bar is not None:
+            bar.close()
+    seconds = time.perf_counter() - started
+    return f"embedded {done}{' (model changed: all re-embedded)' if changed and stored['embed_model'] else ''} in {seconds:.1f} s"

