@@ -4,7 +4,8 @@ FTS5's unicode61 tokenizer keeps a run of CJK characters as one token, so "数�
 never found inside "数据库迁移方案", nor "배포" inside "배포를", nor a word glued to CJK
 text ("PostgreSQLのインデックス" is one token). This module turns such text into terms
 that can be matched; `index` stores them in a second FTS5 table, `fts_cjk(title, tags,
-body)`, beside `fts`, and `query` asks it only when a term needs it.
+body)`, beside `fts`. In a store that has such text `query` counts each term there too,
+and ranks with it (`cjk_search`) only when a term it keeps matches there.
 
 **Why bigrams, not a trigram column.** Every CJK run is indexed as its overlapping
 character pairs (数据库迁移 -> 数据 据库 库迁 迁移), the scheme of Lucene's CJKBigramFilter
@@ -14,9 +15,11 @@ only be found by a LIKE scan without BM25 statistics, the common case served wor
 bigram is an ordinary FTS5 token, so a two-character query is one posting-list lookup
 with document frequencies, column weights and BM25 like any English word. A query run is
 cut the same way and each bigram is a term of the OR query: a natural-language prompt
-("数据库迁移用什么工具") needs no word segmenter; bigrams straddling two words
-(库迁, 移用) occur in few memories and weigh nothing, the memory holding 数据 据库 迁移
-ranks first. Single CJK characters are not terms (as single letters are not): they are
+("数据库迁移用什么工具") needs no word segmenter: the bigrams straddling two words
+(库迁, 移用) are in few memories or none (then they cost and score nothing), and the
+memory holding 数据 据库 迁移 ranks first. (A trigram table would need LIKE or instr
+scans for two-character words; a query-side split into single characters over unicode61
+would match 数 and 据 anywhere, not as a pair, and would need single-character tokens.) Single CJK characters are not terms (as single letters are not): they are
 mostly particles (の, 的, 는) and inflections.
 
 **What the second table holds.** Only memories with CJK text get a row, and only the

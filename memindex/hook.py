@@ -216,8 +216,8 @@ def on_prompt(data: dict) -> str:
             tail_bytes=cfg["retrieval.transcript_context.tail_bytes"],
             skip=prompt,
         )
+    dense = _ask_worker(root, prompt, turns, cfg) if cfg["semantic.enabled"] else None  # it embeds meanwhile
     session = read_session(transcript, cfg["retrieval.transcript_context.scan_bytes"], FILES_TAIL_BYTES)
-    dense = _ask_worker(root, prompt, turns, cfg) if cfg["semantic.enabled"] else None
     context = (turns, session, dense if dense is not _ABSENT else None)
     from . import index
 

@@ -178,6 +178,8 @@ def _count(conn: sqlite3.Connection, expression: str, cap: int, top_rowid: int, 
     found, last = reads.sample_matches(conn, expression, sample, spaceless)
     if found < sample or sample == cap:
         return found
+    if spaceless:  # the CJK memories are some of the rowids: how many of them the sample spans
+        top_rowid, last = reads.spaceless_count(conn), reads.spaceless_count(conn, upto=last)
     return min(cap, max(found, round(found * top_rowid / max(last, 1))))
 
 

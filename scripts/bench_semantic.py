@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The resident semantic worker at scale: prompt-hook latency, memory, idle CPU, freshness.
 
-    python scripts/bench_semantic.py [--size 10000] [--runs 40] [--edits 10] [--model MODEL] [--store DIR]
+    python scripts/bench_semantic.py [--size 10000] [--runs 40] [--edits 10] [--model MODEL] [--store DIR] [--titles-only]
+    python scripts/bench_semantic.py --size 1000 --runs 10 --model builtin:hashing   # a quick run
 
 One store of `--size` generated memories (memindex.evaluation.genstore), synced with the
 semantic channel on (every memory embedded by `--model`: the real all-MiniLM-L6-v2 by
@@ -37,7 +38,7 @@ from pathlib import Path
 from memindex import index
 from memindex.config import load_config
 from memindex.evaluation import genstore
-from memindex.evaluation.bench import hook_command, percentiles, series
+from memindex.evaluation.bench import hook_command, percentiles, time_process
 from memindex.evaluation.metrics import table
 from memindex.semantic import client, process
 from memindex.sync import sync
@@ -108,6 +109,36 @@ def start_worker(mem: Path) -> tuple[subprocess.Popen, float]:
             raise SystemExit(f"the worker exited with {proc.returncode}")
         time.sleep(0.02)
     return proc, time.perf_counter() - start
+
+
+def rotated_series(jobs: list[tuple[list[str], list[bytes]]], runs: int) -> list[tuple[float, float]]:
+    """p50/p95 of each (command, payloads), interleaved run by run, the order rotated each
+    run: no job always follows the same one (the warm worker's reply, a cache's state)."""
+    times: list[list[float]] = [[] for _ in jobs]
+    for i in range(runs):
+        for j in range(len(jobs)):
+            k = (i + j) % len(jobs)
+            cmd, payloads = jobs[k]
+            times[k].append(time_process(cmd, payloads[i % len(payloads)], ENV))
+    return [percentiles(t) for t in times]
+
+
+def in_process(roots: dict[str, Path], runs: int) -> dict[str, float]:
+    """p50 of `hook.run("prompt")` in this process, per root: the hook's own work without
+    the interpreter's start (imports done once), which the machine's noise blurs less."""
+    from memindex import hook
+
+    out: dict[str, list[float]] = {name: [] for name in roots}
+    names = list(roots)
+    for i in range(runs):
+        for j in range(len(names)):  # the order rotated, as in the process series
+            name = names[(i + j) % len(names)]
+            mem = roots[name]
+            payload = json.dumps({"prompt": PROMPTS[i % len(PROMPTS)], "cwd": str(mem.parent.parent)}).encode()
+            start = time.perf_counter()
+            hook.run("prompt", payload)
+            out[name].append(time.perf_counter() - start)
+    return {name: percentiles(t)[0] for name, t in out.items()}
 
 
 def cpu_seconds(pid: int) -> float:
@@ -223,9 +254,10 @@ def main(argv: list[str] | None = None) -> int:
         before = client.ping(roots["worker"])["requests"]
         floor = [sys.executable, "-c", "import sqlite3, json"]
         jobs = [(floor, payloads["lexical"])] + [(hook_command(REPO), payloads[n]) for n in ("lexical", "worker", "absent")]
-        (f50, f95), *hooks = series(jobs, ENV, args.runs)
+        (f50, f95), *hooks = rotated_series(jobs, args.runs)
         info = client.ping(roots["worker"])
         asked = info["requests"] - before
+        own = in_process(roots, max(50, args.runs * 3))
         restart = restart_cost(roots["absent"], payloads["absent"], max(5, args.runs // 4))
 
         cpu0, t0 = cpu_seconds(worker.pid), time.perf_counter()
@@ -248,6 +280,12 @@ def main(argv: list[str] | None = None) -> int:
     rows.append(["hook, no worker: the prompt that starts one", f"{restart[0] * 1000:.1f} / {restart[1] * 1000:.1f} ms",
                  f"{restart[0] / f50:.2f}x", "once per 10 s guard at most"])
     print(table(["prompt hook, process start to exit", "p50 / p95", "p50 / floor", "note"], rows))
+    print()
+    print(table(["prompt hook in this process (hook.run, imports done)", "p50", "vs lexical"], [
+        [name, f"{own[key] * 1000:.2f} ms", f"{(own[key] - own['lexical']) * 1000:+.2f} ms"]
+        for name, key in (("lexical (semantic off)", "lexical"), ("semantic on, worker warm", "worker"),
+                          ("semantic on, no worker (backed off)", "absent"))
+    ]))
     saves_p = percentiles(saves)
     writes_p = percentiles(writes)
     print()
@@ -262,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     ]))
     if build_s:
         print(f"\nstore built and embedded in {build_s:.0f} s{' (stored vectors: titles only)' if args.titles_only else ''}")
-    print(f"{args.runs} runs per hook row, interleaved run by run with the floor; {args.edits} edits per freshness row;"
+    print(f"{args.runs} runs per hook row, interleaved run by run with the floor (order rotated); {args.edits} edits per freshness row;"
           f" prompts from scripts/prompts.txt; interpreter {sys.executable}; hook_budget_ms default (150)")
     return 0
 

@@ -4,13 +4,14 @@
     python scripts/stress.py            # the full run (about 8 minutes on 2 cores)
     python scripts/stress.py --quick    # the reduced run CI uses (under about 2 minutes)
     python scripts/stress.py --only load,faults --seed 7 --json out.json
+    python scripts/stress.py --only hostile           # the hostile-root phase alone
 
 Not part of the default test run (tests/test_reliability.py is its fast subset). The code
 is the stress kit, tests/stresskit/ (one module per concern). Exits 1 when any target is
 missed, 0 otherwise. Prints one table: scenario, runs, failures,
 figures, outcome; then the failures in detail and the fuzzing budget.
 
-Three parts:
+Four parts:
 
 * **load**: N processes run the prompt hook exactly as hooks/hooks.json does
   (`python3 -I -S hooks/memindex_hook.py prompt`, JSON on stdin, a new process per call) in
@@ -57,6 +58,18 @@ Three parts:
   block: exactly one `<memory-context ...>` ... `</memory-context>` pair or nothing, no raw
   `<` in the memory lines, no line break inside a memory line, no path outside
   `.claude/memory/`.
+
+* **hostile root** (tests/stresskit/hostile.py, hostile_inputs.py): each file memindex
+  opens or creates in the root (.index.db and its -wal/-shm, .index.lock, .watch.pid,
+  .sync.spawned, .sync.wait, .memindex.log, index.md, memory-config.json) replaced by a
+  symlink to a sentinel outside the root, a dangling symlink, a FIFO, a directory, a link
+  to /dev/zero and a file of uid 65534, under the hooks, sync, search, status, validate
+  and watch (--quick: the commands that open that file); roots owned by another user,
+  world- or group-writable, or linked out of the project; bounded parsing (huge numbers,
+  deep nesting, surrogates, edge dates), tag bombs, a damaged index, closed streams and a
+  burst of PostToolUse calls. Failures: a sentinel written, truncated or deleted, a
+  planted file replaced or removed, a hang past the budget (or a background sync still
+  running), a traceback, a non-zero hook exit, a refusal without its one stderr line.
 """
 
 from __future__ import annotations
@@ -74,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="the reduced run (CI): ~15 s of load, 9 kills, a short fuzz")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--only", help="comma-separated: load, faults (= kills,disk,index,locks,perms,commit), fuzz")
+    parser.add_argument("--only", help="comma-separated: load, faults (= kills,disk,index,locks,perms,commit), fuzz, hostile")
     parser.add_argument("--workers", type=int, help="hook loops in the load scenario (default 8, --quick 4)")
     parser.add_argument("--duration", type=float, help="seconds of load (default 60, --quick 15)")
     parser.add_argument("--kills", type=int, help="kill -9 count (default 60, --quick 9)")

@@ -198,7 +198,7 @@ OPEN_ALLOWED: dict[str, str] = {
     "memindex.scaffold": "package data, and .claude/settings.json outside the memory root that `init` edits",
     "memindex.inject": "package data (data/intents.json)",
     "memindex.hook._settle_streams": "os.devnull in place of a standard stream that cannot be flushed",
-    "memindex.watch.mounts": "/proc/self/mountinfo, the kernel's mount table",
+    "memindex.watch.mounts.read_mounts": "/proc/self/mountinfo, the kernel's mount table",
     "memindex.evaluation": "developer tools (benchmarks, evaluation sets); never run on a memory root",
     "memindex.semantic.model": "embedding model files (a local folder or the model cache), outside the root",
     "memindex.semantic.client.proc_stat": "/proc/PID/stat of the resident worker",

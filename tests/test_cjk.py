@@ -343,3 +343,33 @@ def test_coverage_credits_bigrams_and_counts_unknown_words(store: Path) -> None:
         assert cov.get("decisions/db-migration-zh.json", 0) < kept["decisions/db-migration-zh.json"]
     finally:
         conn.close()
+
+
+def test_a_bigram_in_most_cjk_memories_still_weighs_its_store_idf(memory_root: Path) -> None:
+    """FTS5 alone would floor its IDF at 1e-6 (in 3 of 4 rows of fts_cjk): the ranking
+    would be noise. On the store's scale the title match wins and every score counts."""
+    _write(memory_root, ENGLISH_MEMORIES + SESSIONS + [
+        ("decision", "a", "数据校验", ["数据"], {"decision": "入库前校验"}),
+        ("decision", "b", "缓存策略", ["缓存"], {"decision": "热点数据放在缓存里，冷数据不缓存，定期清理过期的键和无用的条目"}),
+        ("decision", "c", "日志规范", ["日志"], {"decision": "日志里不能写用户数据"}),
+        ("decision", "d", "部署流程", ["部署"], {"decision": "先灰度再全量"}),
+    ])
+    sync(memory_root, Config())
+    conn = index.open_reader(memory_root)
+    try:
+        hits = search(conn, "数据")
+    finally:
+        conn.close()
+    assert hits[0].id == "a" and {h.id for h in hits} == {"a", "b", "c"}
+    assert all(h.score > 0.5 for h in hits)
+
+
+def test_document_frequency_estimates_count_only_the_cjk_memories() -> None:
+    """Past DF_SAMPLE matches df is extrapolated from where the sample ends: among the rows
+    of fts_cjk, not among all rowids (1,000 CJK memories first, 9,000 others after them)."""
+    from memindex.query import _count
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE fts_cjk USING fts5(title, tags, body)")
+    conn.executemany("INSERT INTO fts_cjk(rowid, title, tags, body) VALUES (?, '', '', '数据')", [(i,) for i in range(1, 1001)])
+    assert _count(conn, '"数据"', 3001, 10_000, spaceless=True) == 1000

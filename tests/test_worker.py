@@ -290,14 +290,15 @@ def test_hook_latency_without_a_worker(root: Path) -> None:
     """Semantic on but no worker (one that cannot start backs off): as fast as lexical."""
     process.back_off(str(root), 60)
     timings: dict[bool, list[float]] = {True: [], False: []}
-    for _ in range(7):
+    for _ in range(9):
         for enabled in (False, True):
             configure(root, enabled=enabled)
             out, seconds = run_hook(prompt(root))
             assert out.returncode == 0 and b"stripe-webhook" in out.stdout
             timings[enabled].append(seconds)
-    off, on = statistics.median(timings[False]), statistics.median(timings[True])
-    assert on <= off * 1.25 + 0.005, (on, off)
+    # the fastest runs: what the code costs, not what the machine's other load did meanwhile
+    assert min(timings[True]) <= min(timings[False]) * 1.15 + 0.003, timings
+    assert statistics.median(timings[True]) <= statistics.median(timings[False]) * 1.3 + 0.005, timings
     assert client.running_pid(root) is None  # backed off: nothing started
 
 
@@ -459,3 +460,16 @@ def test_adopted_sessions_keep_the_worker_alive_until_the_last_is_gone(root: Pat
     finally:
         for p in sessions:
             p.kill()
+
+
+def test_a_worker_that_cannot_load_its_model_backs_off(root: Path) -> None:
+    configure(root, model=str(root / "no-such-model"))
+    proc = serve(root)
+    assert gone(proc, 4) == 1
+    assert "cannot load the model" in proc.stderr.read().decode()
+    guard = root / ".serve.spawned"
+    assert guard.stat().st_mtime > time.time() + 200  # the hooks leave it alone for 5 minutes
+    client.restart(root, os.getpid())
+    assert client.running_pid(root) is None
+    out, _ = run_hook(prompt(root))
+    assert out.returncode == 0 and b"stripe-webhook" in out.stdout and out.stderr == b""

@@ -48,10 +48,13 @@ def sample_matches(
     return conn.execute(sql, (expression, sample)).fetchone()
 
 
-def spaceless_count(conn: sqlite3.Connection) -> int:
-    """Memories with CJK text (rows of `fts_cjk`; 0 in a store without any): a count of
-    FTS5's own per-row table, microseconds where counting `fts_cjk` itself scans it."""
-    return conn.execute("SELECT count(*) FROM fts_cjk_docsize").fetchone()[0]
+def spaceless_count(conn: sqlite3.Connection, upto: int | None = None) -> int:
+    """Memories with CJK text (rows of `fts_cjk`; 0 in a store without any), those up to
+    rowid `upto` only if given: a count of FTS5's own per-row table, microseconds where
+    counting `fts_cjk` itself scans it."""
+    if upto is None:
+        return conn.execute("SELECT count(*) FROM fts_cjk_docsize").fetchone()[0]
+    return conn.execute("SELECT count(*) FROM fts_cjk_docsize WHERE id <= ?", (upto,)).fetchone()[0]
 
 
 def tag_count(conn: sqlite3.Connection, tag: str, cap: int) -> int:

@@ -19,6 +19,12 @@ Protocol: one JSON object per line each way (at most `REQUEST_MAX` bytes per req
                                           the text while the client finds its lexical candidates
     {"op": "adopt", "pid": P}          -> {"ok": true}: the worker also lives while P does
 
+`top` holds at most `k` (<= K_MAX) memories, best first (active ones only with "active");
+`cos` the rowids asked for (<= ROWIDS_MAX) that have a vector. A query answer also carries
+`docs` and `vectors_version`. Anything wrong is {"ok": false, "error": ...}: a request that
+is not JSON, too long or of an unknown op, and a worker with no vectors it can use (another
+model's, no index), so that `memindex search` falls back to the model in its own process.
+
 Every function here returns None (never raises) when the worker is absent, slow, unsafe
 or answers nonsense: callers then answer lexically, as without a worker.
 """

@@ -14,6 +14,10 @@ Modules by concern:
 - fuzzing   the fuzzing machinery (hostile text, settings, in-process hook calls)
 - fuzz      hypothesis fuzzers: hook stdin, queries, config, memory files
 - special   hand-written hostile inputs as real processes; the fuzz scenario
+- hostile   scenario "hostile": memindex's own files in the root as links, FIFOs, folders,
+            /dev/zero and other users' files, under every command
+- hostile_inputs  the rest of it: untrusted roots, bounded parsing, tag bombs, damaged
+            index, closed streams, a PostToolUse burst
 - runner    the scenarios by name and one whole run
 
 The names below are what the tests use.

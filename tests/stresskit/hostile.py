@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import signal
 import sqlite3
 import stat
 import subprocess
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -40,7 +42,7 @@ from memindex.sync import sync
 
 from .harness import Context, Project, Row
 from .judge import cli_problems, hook_problems, prompt_payload
-from .memories import NonceWords, Target, new_target
+from .memories import NonceWords, Target, dump, new_target
 from .procs import HANG_S, NOBODY, PY, Result, preexec, run
 
 SPECIAL_FILES = (
@@ -80,7 +82,7 @@ FOREIGN = b"another user's file\n"
 
 
 _SCAN: dict[str, object] = {"at": 0.0, "cmdlines": []}
-_SCAN_LOCK = __import__("threading").Lock()
+_SCAN_LOCK = threading.Lock()
 
 
 def _cmdlines(max_age: float = 0.05) -> list[tuple[int, bytes]]:
@@ -151,8 +153,6 @@ def cli(argv: list[str], cwd: Path, timeout: float = CLI_BUDGET_S + 5) -> Result
 def watch_briefly(proj: Project, seconds: float = WATCH_S) -> Result:
     """`memindex watch` for about `seconds` once it has started (its `start` record), then
     SIGTERM; a watcher that does not stop within 5 s more is killed and reported."""
-    import threading
-
     from .procs import ENV
 
     argv = proj.argv("watch", "--polling", "--interval", "0.2", "--json")
@@ -320,6 +320,33 @@ class Cell:
     refused_lines: int = 0
 
 
+# failure classes of the table, by what a problem's text says
+CLASSES = {
+    "written": ("sentinel", "planted object", "target was created", "contents changed", "outside the root was written",
+                "untrusted root was modified", "index.md was rewritten"),
+    "hang": ("hung", "no answer after", "took ", "still running", "did not stop", "did not finish"),
+    "traceback": ("traceback", "internal error"),
+    "hook exit": ("exit -", "exit 1", "exit 2", "exit 120"),
+    "no line": ("stderr line", "without a", "expected one", "expected exit"),
+}
+
+
+def classify(problems: list[str]) -> str:
+    """`written 0, hangs 0, ...`: how many problems of each class (the rest: other)."""
+    counts = dict.fromkeys(CLASSES, 0)
+    other = 0
+    for p in problems:
+        text = p.lower()
+        kind = next((k for k, words in CLASSES.items() if any(w in text for w in words)), None)
+        if kind is None:
+            other += 1
+        else:
+            counts[kind] += 1
+    out = (f"outside/planted files changed {counts['written']}, hangs {counts['hang']}, tracebacks {counts['traceback']}, "
+           f"hook exit != 0 {counts['hook exit']}, refusals without their line {counts['no line']}")
+    return out + (f", other {other}" if other else "")
+
+
 def judge_hook_call(res: Result, root: Path, label: str, target: Target | None) -> list[str]:
     problems = hook_problems(res, root, name=label)
     if target is not None and not problems and target.shown not in res.out and not res.err_lines():
@@ -334,8 +361,11 @@ def run_cell(ctx: Context, name: str, kind: str, index: int, target: Target, com
     outside = proj.dir / "outside"
     planted = plant(proj.root, name, kind, outside)
     needle = str(proj.project)
-    for command in commands:
+    for i, command in enumerate(commands):
         label = f"{planted.label}: {command}"
+        if name == INDEX_MD:  # a new memory: its line makes the next writer rewrite index.md
+            extra = new_target(NonceWords(random.Random(index * 100 + i)), random.Random(i), category="runbook")
+            (proj.root / extra.rel).write_bytes(dump(extra.doc()))
         if command == "hook prompt":
             bump_folders(proj.root)
             res = hook("prompt", prompt_payload(proj.project, target.prompt), proj.project)
@@ -382,8 +412,8 @@ def run_cell(ctx: Context, name: str, kind: str, index: int, target: Target, com
 
 
 def special_files(ctx: Context) -> None:
-    rng_words = NonceWords(__import__("random").Random(ctx.seed + 150))
-    rng = __import__("random").Random(ctx.seed + 151)
+    rng_words = NonceWords(random.Random(ctx.seed + 150))
+    rng = random.Random(ctx.seed + 151)
     cells = []
     jobs = []
     foreign_ok = os.geteuid() == 0
@@ -403,7 +433,7 @@ def special_files(ctx: Context) -> None:
         slowest = max((c.slowest for c in mine), default=0.0)
         refused = sum(c.refused_lines for c in mine)
         commands = USERS[name] if ctx.quick else COMMANDS
-        figures = (f"{len(mine)} kinds x {len(commands)} commands; slowest {slowest:.1f} s; "
+        figures = (f"{len(mine)} kinds x {len(commands)} commands; {classify(problems)}; slowest {slowest:.1f} s; "
                    f"refusals named on stderr: {refused}")
         row = Row(f"hostile root: {name} ({', '.join(k for k in kinds)})", runs=runs, failures=len(problems),
                   figures=figures, problems=problems)

@@ -19,7 +19,6 @@ import fcntl
 import json
 import os
 import random
-import shutil
 import sqlite3
 import stat
 import subprocess
@@ -35,6 +34,7 @@ from memindex.sync import sync
 from .harness import Context, Project, Row
 from .hostile import (
     CLI_BUDGET_S,
+    classify,
     MEMORY_LIMIT,
     cli,
     hook,
@@ -170,7 +170,7 @@ def root_cases(targets: list[Target], seed: int) -> list[RootCase]:
     return cases
 
 
-def judge_root_case(case: RootCase, base: Path, target: Target) -> tuple[int, list[str]]:
+def judge_root_case(case: RootCase, base: Path, target: Target, quick: bool = False) -> tuple[int, list[str]]:
     project, memory = case.build(base)
     outside = base / "root-owned-sentinel"
     outside.write_bytes(b"root's file\n")
@@ -195,6 +195,8 @@ def judge_root_case(case: RootCase, base: Path, target: Target) -> tuple[int, li
         ("status --root PROJECT", lambda: cli([PY, "-m", "memindex", "--root", str(project), "status"], project)),
         ("validate --root PROJECT", lambda: cli([PY, "-m", "memindex", "--root", str(project), "validate"], project)),
     ]
+    if quick:  # the hooks, and the CLI's walk from the working directory
+        calls = calls[:2] + calls[3:5]
     if case.name.startswith(".claude/memory ->") and not case.trusted:  # the user names the folder itself
         calls.append(("control: search --root MEMORY-FOLDER", lambda: cli(
             [PY, "-m", "memindex", "--root", str(shown), "search", "--no-sync", "--", target.prompt], project)))
@@ -246,7 +248,7 @@ def untrusted_roots(ctx: Context) -> None:
         i, case = i_case
         base = top / f"case-{i:02d}"
         base.mkdir()
-        return judge_root_case(case, base, targets[0])
+        return judge_root_case(case, base, targets[0], ctx.quick)
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(one, enumerate(cases)))
@@ -255,8 +257,8 @@ def untrusted_roots(ctx: Context) -> None:
     refused = sum(1 for c in cases if not c.trusted)
     row = Row("hostile root: untrusted roots (other user's project, world/group-writable folders, .claude/memory linked "
               "out of the project) and controls", runs=runs, failures=len(problems),
-              figures=f"{refused} refused cases, {len(cases) - refused} controls x 7 commands; files outside written: 0 expected",
-              problems=problems)
+              figures=f"{refused} refused cases, {len(cases) - refused} controls x {4 if ctx.quick else 7} commands; "
+                      f"{classify(problems)}", problems=problems)
     if os.geteuid() != 0:
         row.note = "uid 65534 cases skipped: not root"
     ctx.special_runs += runs
@@ -361,7 +363,8 @@ def bounded_parsing(ctx: Context) -> None:
         if (proj.root / rel).exists():
             check(cli(proj.argv("update", rel, "--data", '{"title": "patched title"}'), proj.project), f"update {rel}",
                   ok=(0,), fail=(1,))
-            check(cli(proj.argv("retire", rel, "--reason", "hostile"), proj.project), f"retire {rel}", ok=(0,), fail=(1,))
+            if not ctx.quick:
+                check(cli(proj.argv("retire", rel, "--reason", "hostile"), proj.project), f"retire {rel}", ok=(0,), fail=(1,))
     for name, text in bad_inputs().items():
         check(cli(proj.argv("save", "--category", "decision", "--data", text), proj.project), f"save ({name})",
               ok=(0,), fail=(1, 2))
@@ -371,7 +374,8 @@ def bounded_parsing(ctx: Context) -> None:
     ctx.special_runs += runs
     ctx.add(Row("hostile root: bounded parsing (5000-digit numbers, 600-deep JSON, lone surrogates, edge dates, "
                 "unhashable category, NaN) in files and in save/update input", runs=runs, failures=len(problems),
-                figures=f"{len(bad_memory_files(proj.root))} bad files, {len(bad_inputs())} bad inputs; slowest {slowest:.1f} s",
+                figures=f"{len(bad_memory_files(proj.root))} bad files, {len(bad_inputs())} bad inputs; {classify(problems)}; "
+                        f"slowest {slowest:.1f} s",
                 problems=problems))
 
 
@@ -518,6 +522,7 @@ def closed_streams(ctx: Context, targets: list[Target], problems: list[str]) -> 
     for name, redirect in {
         "stdout closed": ">&-", "stdout a full device": ">/dev/full", "stderr closed": "2>&-",
         "stderr a full device": "2>/dev/full", "both closed": ">&- 2>&-", "both full": ">/dev/full 2>/dev/full",
+        "stdin closed": "<&-",
     }.items():
         status = _hook_status(argv, redirect, payload, proj.project)
         runs += 1
@@ -594,4 +599,5 @@ def damaged_and_streams(ctx: Context) -> None:
     runs += burst_runs
     ctx.special_runs += runs
     ctx.add(Row("hostile root: damaged index (meta, fts, documents, pages), bad --lock-timeout, hook streams closed or "
-                "full, PostToolUse burst", runs=runs, failures=len(problems), figures=burst, problems=problems))
+                "full, PostToolUse burst", runs=runs, failures=len(problems), figures=f"{burst}; {classify(problems)}",
+                problems=problems))

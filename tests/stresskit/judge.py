@@ -141,12 +141,14 @@ DOC_SQL = "SELECT path, id, category, title, tags, record_status FROM documents 
 
 def read_docs(root: Path) -> list[tuple]:
     """The documents table, read the way memindex's readers read it (immutable fallback
-    included, for a full disk where no -shm can be made)."""
-    conn = index_mod.open_reader(root)
-    try:
-        return conn.execute(DOC_SQL).fetchall()
-    finally:
-        conn.close()
+    included, for a full disk where no -shm can be made), as the index's owner (memindex
+    refuses another user's index, root's test process included)."""
+    with _as_owner(root / ".index.db"):
+        conn = index_mod.open_reader(root)
+        try:
+            return conn.execute(DOC_SQL).fetchall()
+        finally:
+            conn.close()
 
 
 def snapshot(root: Path, queries: Iterable[str]) -> dict[str, Any]:
