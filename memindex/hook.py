@@ -11,7 +11,6 @@ import json
 import os
 import sqlite3
 import sys
-import time
 
 from .defaults import (
     COLD_SYNC_BUDGET_S,
@@ -125,14 +124,8 @@ def spawn_sync(root, paths: list[str] | None = None, lock_timeout: float = 0.0) 
         return  # `memindex watch` keeps this root fresh already
     from . import rootfs
     try:
-        if paths is None:
-            rootfs.check(marker)  # a link, FIFO or another user's file: refused, never its target's mtime read
-            try:
-                if time.time() - os.lstat(marker).st_mtime < SPAWN_GUARD_S:
-                    return
-            except OSError:
-                pass
-            rootfs.write(marker, b"")
+        if paths is None and not rootfs.single_flight(marker, SPAWN_GUARD_S):
+            return
         _start_sync(root, paths, lock_timeout)
     except UnsafeFile as exc:
         note(f"no background sync: {exc}")

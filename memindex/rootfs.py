@@ -12,20 +12,38 @@ from __future__ import annotations
 import errno
 import os
 import stat as stat_mod
+import time
 
 from .errors import UnsafeFile
 
 _BASE = os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
-def _why_unsafe(st: os.stat_result) -> str | None:
+def why_unsafe(st: os.stat_result, folder: bool = False) -> str | None:
+    """Why an lstat result is not this user's own regular file (or folder), or None."""
     if stat_mod.S_ISLNK(st.st_mode):
         return "is a symbolic link"
-    if not stat_mod.S_ISREG(st.st_mode):
+    if folder and not stat_mod.S_ISDIR(st.st_mode):
+        return "is not a folder"
+    if not folder and not stat_mod.S_ISREG(st.st_mode):
         return "is not a regular file"
     if st.st_uid != os.geteuid():
         return f"is owned by uid {st.st_uid}, not by this user ({os.geteuid()})"
     return None
+
+
+def single_flight(path: str, window_s: float) -> bool:
+    """At most one start per `window_s`: False when the guard file at `path` was touched
+    less than that ago (an mtime in the future backs off longer), else touch it and say
+    True. The guard is checked like every root file (no link, FIFO or foreign file)."""
+    check(path)
+    try:
+        if time.time() - os.lstat(path).st_mtime < window_s:
+            return False
+    except FileNotFoundError:
+        pass
+    write(path, b"")
+    return True
 
 
 def open_fd(path: str, flags: int = os.O_RDONLY, mode: int = 0o600) -> int:
@@ -42,7 +60,7 @@ def open_fd(path: str, flags: int = os.O_RDONLY, mode: int = 0o600) -> int:
             raise UnsafeFile(path, "is not a regular file") from None
         raise
     try:
-        why = _why_unsafe(os.fstat(fd))
+        why = why_unsafe(os.fstat(fd))
         if why:
             raise UnsafeFile(path, why)
         os.set_blocking(fd, True)
@@ -80,6 +98,6 @@ def check(path: str) -> None:
         st = os.lstat(path)
     except FileNotFoundError:
         return
-    why = _why_unsafe(st)
+    why = why_unsafe(st)
     if why:
         raise UnsafeFile(path, why)

@@ -201,7 +201,8 @@ def validate_memory(data: Any, rel: str) -> list[str]:
     if not isinstance(category, str) or category not in CATEGORY_FOLDER:
         if category is None:
             return ["missing field 'category'"]
-        return [f"bad value for 'category': {category!r} (expected one of {', '.join(CATEGORIES)})"]
+        shown = repr(category) if len(repr(category)) <= 60 else repr(category)[:57] + "..."
+        return [f"bad value for 'category': {shown} (expected one of {', '.join(CATEGORIES)})"]
     problems = [_message(e) for e in sorted(_validator(category).iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))]
     if CATEGORY_FOLDER[category] != folder:
         problems.append(f"file is outside its category folder: {category} belongs in {CATEGORY_FOLDER[category]}/, not {folder}/")

@@ -477,7 +477,7 @@ def _damage(p: SimpleNamespace, statement: str) -> None:
 def test_meta_row_that_is_not_json_is_reported_then_repaired(p):
     _damage(p, "UPDATE meta SET value = '{not json' WHERE key = 'doc_count'")
     res, _ = cli("status", cwd=p.project)
-    assert res.returncode == 4 and "metadata is damaged" in res.stdout and "Traceback" not in res.stderr
+    assert res.returncode == 4 and "metadata is damaged" in res.stderr and "Traceback" not in res.stderr
     res, _ = cli("search", "--no-sync", "--", p.prompt, cwd=p.project)
     assert res.returncode == 4
     one_line(res.stderr, "metadata is damaged")

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..config import Config
 from ..defaults import CATEGORIES, RECORD_STATUSES
-from ._common import AddParser, emit_json
+from ._common import AddParser, emit_json, err
 
 
 def register(add: AddParser) -> None:
@@ -35,7 +35,8 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
         if args.json:
             emit_json(info)
         else:
-            print(f"root:    {root}\nindex:   unavailable: {exc}\nfiles:   {info['files']}")
+            print(f"root:    {root}\nindex:   unavailable\nfiles:   {info['files']}")
+        err(str(exc))
         return EXIT_NO_INDEX
     with conn:
         counts: dict[str, dict[str, int]] = {c: {s: 0 for s in RECORD_STATUSES} for c in CATEGORIES}

@@ -233,7 +233,7 @@ def _damage(conn: sqlite3.Connection) -> str | None:
     except sqlite3.OperationalError as exc:
         return f"index was incomplete ({exc})"
     except IndexUnavailable as exc:
-        return f"index was damaged ({exc})"
+        return str(exc).split("; run", 1)[0]  # the caller says what to run
     return None
 
 

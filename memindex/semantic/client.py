@@ -63,13 +63,12 @@ def _fnv64(data: bytes) -> str:
 def why_not_private(path: str) -> str | None:
     """Why `path` is not a private folder of this user (a link, not a folder, another
     owner, open to others), or None. FileNotFoundError when it is absent."""
+    from ..rootfs import why_unsafe
+
     st = os.lstat(path)
-    if stat_mod.S_ISLNK(st.st_mode):
-        return "is a symbolic link"
-    if not stat_mod.S_ISDIR(st.st_mode):
-        return "is not a folder"
-    if st.st_uid != os.geteuid():
-        return f"is owned by uid {st.st_uid}, not by this user ({os.geteuid()})"
+    why = why_unsafe(st, folder=True)
+    if why:
+        return why
     if stat_mod.S_IMODE(st.st_mode) != 0o700:
         return f"has mode {stat_mod.S_IMODE(st.st_mode):04o}, not 0700"
     return None
@@ -331,16 +330,10 @@ def start(root: str | os.PathLike[str], parent_pid: int | None = None) -> None:
             if parent_pid:
                 _request(root, {"op": "adopt", "pid": int(parent_pid)}, 0.1)
             return
-        guard = os.path.join(root, SERVE_SPAWN_MARKER)
-        try:
-            if time.time() - os.lstat(guard).st_mtime < SPAWN_GUARD_S:
-                return
-        except OSError:
-            pass
         from .. import rootfs
 
-        rootfs.write(guard, b"")
-        _spawn(root, parent_pid)
+        if rootfs.single_flight(os.path.join(root, SERVE_SPAWN_MARKER), SPAWN_GUARD_S):
+            _spawn(root, parent_pid)
     except Exception as exc:
         _log(root, f"could not start the worker: {type(exc).__name__}: {exc}")
 

@@ -93,8 +93,6 @@ def cli_problems(res: Result, name: str, ok: tuple[int, ...] = (0,), fail: tuple
     if res.rc not in fail:
         return [f"{name}: exit {res.rc} (README: {ok} or {fail}): {res.last_err()}"]
     lines = [line for line in res.err_lines() if not line.startswith("memindex: config: ")]  # config warnings come first
-    if name.startswith("status") and not lines and "unavailable:" in res.out:
-        return []  # `status` is a report: it states the problem on stdout ("index: unavailable: why")
     if res.rc == 2 and lines and ": error: " in lines[-1]:
         return []  # argparse: usage, then "memindex ...: error: why"
     lines = [line for line in lines if not line[:1].isspace()]  # indented details of the one message
