@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from bisect import bisect_right
 
 # (first, last) code points, each a block or part of one that unicode61 keeps in tokens.
 CJK_RANGES = (
@@ -76,6 +75,8 @@ def has_cjk(text: str) -> bool:
     distinct characters: no regular expression to compile for a prompt without CJK.)"""
     if text.isascii():
         return False
+    from bisect import bisect_right  # here: an ASCII prompt never pays the import
+
     return any(ch >= "\u1100" and bisect_right(_BOUNDS, ord(ch)) % 2 for ch in set(text))
 
 

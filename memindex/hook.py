@@ -198,11 +198,13 @@ def on_prompt(data: dict) -> str:
 
     if not wants_injection(prompt, cfg):
         return ""
-    from .transcript import read_session, recent_user_turns
-
     transcript = data.get("transcript_path")
+    if not isinstance(transcript, str) or not transcript:
+        transcript = None  # nothing to read: the transcript module is not even loaded
     turns: list[str] = []
-    if needs_context(prompt, cfg):
+    if transcript and needs_context(prompt, cfg):
+        from .transcript import recent_user_turns
+
         turns = recent_user_turns(
             transcript,
             max_turns=cfg["retrieval.transcript_context.max_turns"],
@@ -210,7 +212,11 @@ def on_prompt(data: dict) -> str:
             skip=prompt,
         )
     dense = _ask_worker(root, prompt, turns, cfg) if cfg["semantic.enabled"] else None  # it embeds meanwhile
-    session = read_session(transcript, cfg["retrieval.transcript_context.scan_bytes"], FILES_TAIL_BYTES)
+    session = None
+    if transcript:
+        from .transcript import read_session
+
+        session = read_session(transcript, cfg["retrieval.transcript_context.scan_bytes"], FILES_TAIL_BYTES)
     context = (turns, session, dense if dense is not _ABSENT else None)
     from . import index
 

@@ -29,14 +29,15 @@ from .config import Config
 from .defaults import CATEGORY_PRIORITY, FILE_ANCHOR_MAX
 from .hits import Hit
 from .index import reads
-from .index.rows import file_key
+from .index.reads import file_key
 from .query import Filters, Params, QueryPlan, coverage, latest, plan_query, search
 from .text import query_terms
-from .transcript import Session
 
 TYPE_CHECKING = False  # annotations only (typing and datetime cost the hook milliseconds)
 if TYPE_CHECKING:
     from datetime import datetime
+
+    from .transcript import Session
 
 _INTENTS: dict[str, list[re.Pattern[str]]] | None = None
 _PATH_IN_PROMPT = r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]*[A-Za-z0-9_-]\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])"

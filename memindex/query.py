@@ -10,7 +10,7 @@ import math
 import sqlite3
 from collections.abc import Sequence
 
-from . import cjk, cjk_search
+from . import cjk
 from .config import DEFAULTS, Config
 from .defaults import (
     CATEGORIES,
@@ -286,6 +286,8 @@ def search(
     fetch = 2 * want  # retired memories take places until they are replaced
     rows: list[tuple] = []
     if plan.fused:  # a term matches text without spaces: both tables, one BM25 scale
+        from . import cjk_search  # only for stores and prompts with CJK text
+
         rows = cjk_search.rank(conn, plan, weights, where, args, fetch)
     elif not (filters.categories or filters.tag or filters.retention_days):
         # Rank in FTS5 alone, then look the few winners up: joining every matching row
@@ -390,6 +392,8 @@ def coverage(
     weights = {t: plan.idf(t) if df or absent is None else absent for t, df in plan.df.items()}
     values = list(weights.values())
     if plan.runs:  # bigrams: seams between words weigh nothing, unknown words do
+        from . import cjk_search
+
         values = cjk_search.coverage_mass(plan, weights, plan.idf(Term(())) if absent is None else absent)
     ranked = sorted(values, reverse=True)
     total = sum(ranked[:top_terms] if top_terms is not None else ranked)

@@ -20,19 +20,21 @@ from .db import (
     set_meta,
     transaction,
 )
-from .rows import (
-    PREFIX_MARK,
-    count_documents,
-    count_invalid,
-    index_md_lines,
-    mark_invalid,
-    optimize,
-    remove,
-    reset,
-    stored_stats,
-    tag_key,
-    upsert,
-)
+
+# The writer side loads only when a writer asks for it: the prompt hook reads.
+_ROWS = frozenset({
+    "PREFIX_MARK", "count_documents", "count_invalid", "index_md_lines", "mark_invalid", "optimize", "remove",
+    "reset", "stored_stats", "tag_key", "upsert",
+})
+
+
+def __getattr__(name: str) -> object:
+    if name in _ROWS:
+        from . import rows
+
+        return getattr(rows, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "IndexUnavailable", "PREFIX_MARK", "describe", "folder_mtimes", "get_meta", "index_path", "is_corruption",

@@ -126,9 +126,15 @@ def active_entries(conn: sqlite3.Connection) -> Iterable[tuple]:
     return conn.execute(f"SELECT {HIT_COLUMNS} FROM documents d WHERE d.record_status = 'active'")
 
 
+def file_key(path: str) -> str:
+    """What related files are looked up by: the lowercased base name (a prompt or a tool
+    call names `src/api/auth.py`, `./api/auth.py` or an absolute path to the same file)."""
+    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower()
+
+
 def by_related_file(conn: sqlite3.Connection, names: Iterable[str]) -> list[tuple[str, int]]:
     """(related file as the memory wrote it, memory) for active memories naming a file with
-    one of these base names (`rows.file_key`); the caller matches the rest of the path."""
+    one of these base names (`file_key`); the caller matches the rest of the path."""
     return conn.execute(
         f"SELECT f.file, f.doc FROM file_index f JOIN documents d ON d.rowid = f.doc"
         f" WHERE f.name IN {IN_LIST} AND d.record_status = 'active'",

@@ -11,6 +11,7 @@ from ..defaults import CATEGORY_PRIORITY, CATEGORY_WORDS, FILES_INDEX_MAX
 from ..paths import FileStat, safe_relpath
 from ..render import memory_line
 from .db import _create
+from .reads import file_key
 from .vectors import delete as delete_vectors, has as has_vector, indexed_text
 
 TYPE_CHECKING = False  # typing costs the hook 3 ms to import; annotations only
@@ -30,12 +31,6 @@ def stored_stats(conn: sqlite3.Connection) -> tuple[dict[str, FileStat], dict[st
     docs = {p: FileStat(m, s, i) for p, m, s, i in conn.execute("SELECT path, mtime_ns, size, ctime_ns FROM documents")}
     bad = {p: FileStat(m, s, i) for p, m, s, i in conn.execute("SELECT path, mtime_ns, size, ctime_ns FROM invalid")}
     return docs, bad
-
-
-def file_key(path: str) -> str:
-    """What related files are looked up by: the lowercased base name (a prompt or a tool
-    call names `src/api/auth.py`, `./api/auth.py` or an absolute path to the same file)."""
-    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower()
 
 
 def tag_key(tags: Iterable[str]) -> str:
