@@ -35,6 +35,7 @@ import threading
 import time
 from pathlib import Path
 
+from memindex.evaluation.bench import wait_for
 from memindex import index
 from memindex.defaults import FOLDERS
 from memindex.evaluation import genstore
@@ -107,17 +108,6 @@ class WatchProc:
         rc = self.p.wait(60)
         time.sleep(0.2)  # let the pump threads read the last lines
         return rc
-
-
-def wait_for(predicate, timeout: float, step: float = 0.005):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError("timed out")
-        time.sleep(step)
 
 
 def wait_quiet(proc: WatchProc, quiet_s: float = 1.5, timeout: float = 120) -> None:

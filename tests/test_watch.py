@@ -24,6 +24,7 @@ import pytest
 from memindex import index
 from memindex.defaults import FOLDERS, INDEX_FILE, INDEX_MD
 from memindex.errors import WatcherRunning
+from memindex.evaluation.bench import wait_for
 from memindex.sync import sync, writer_lock
 from memindex.watch import Log, PollScanner, Watcher, mount_of, needs_polling, read_mounts
 from memindex.watch.marker import Marker, marker_path, watcher_pid
@@ -33,17 +34,6 @@ MODES = ["native", "polling"]
 
 
 # --- helpers --------------------------------------------------------------------------------
-
-
-def wait_for(predicate, timeout: float = 10.0, what: str = "condition", step: float = 0.02):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(step)
 
 
 def memory_json(folder: str, mem_id: str, title: str, body: str = "") -> str:

@@ -54,3 +54,15 @@ def series(jobs: list[tuple[list[str], list[bytes]]], env: dict, runs: int) -> l
         for (cmd, payloads), samples in zip(jobs, times):
             samples.append(time_process(cmd, payloads[i % len(payloads)], env))
     return [(statistics.median(t), sorted(t)[min(len(t) - 1, int(len(t) * 0.95))]) for t in times]
+
+
+def wait_for(predicate: Callable[[], object], timeout: float = 10.0, what: str = "condition", step: float = 0.02) -> object:
+    """Poll until `predicate()` is truthy (its value) or raise AssertionError after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(step)

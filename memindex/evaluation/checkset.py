@@ -9,7 +9,7 @@ field the schema defines, no other), 40-250 words of content, 2-6 distinct tags,
 inside the set's date range, lifecycle fields that agree with record_status. The queries
 must follow the rules of their kind. Prints a summary; exits 1 if any problem is found.
 
-The conventions default to Harbor's; a set may change any of them in an optional
+The conventions default to Harbor's (evalsets/harbor/conventions.json); a set may change any of them in an optional
 `<set>/conventions.json` (keys: see `Conventions`).
 """
 
@@ -20,7 +20,6 @@ import json
 import re
 import sys
 from collections import Counter
-from dataclasses import dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
 
@@ -44,34 +43,33 @@ don't can't isn't
 """.split())
 
 
-@dataclass
 class Conventions:
-    """What a set promises beyond the format (Harbor's values by default)."""
+    """What a set promises beyond the format: the keys of `<set>/conventions.json`
+    (evalsets/harbor/conventions.json is the reference; a set without one is held to it)."""
 
-    min_words: int = 40
-    max_words: int = 250
-    min_tags: int = 2
-    max_tags: int = 6
-    date_range: tuple[str, str] = ("2025-06-01T00:00:00Z", "2026-11-30T23:59:59Z")
-    min_queries: int = 75
-    kind_minimums: dict[str, int] = field(default_factory=lambda: {
-        "category-specific": 8, "cross-category": 6, "specific": 6, "vague": 6, "follow-up": 7,
-        "negative": 10, "paraphrase": 6, "body-only": 6, "code-identifier": 6, "two-letter": 5,
-        "retired-trap": 5,
-    })
+    KEYS = ("min_words", "max_words", "min_tags", "max_tags", "date_range", "min_queries", "kind_minimums")
+    REFERENCE = Path(__file__).resolve().parent.parent.parent / "evalsets" / "harbor" / "conventions.json"
+
+    def __init__(self, values: dict) -> None:
+        unknown = set(values) - set(self.KEYS)
+        missing = set(self.KEYS) - set(values)
+        if unknown or missing:
+            raise ValueError(f"conventions: unknown {sorted(unknown)}, missing {sorted(missing)}")
+        self.min_words: int = values["min_words"]
+        self.max_words: int = values["max_words"]
+        self.min_tags: int = values["min_tags"]
+        self.max_tags: int = values["max_tags"]
+        self.date_range: tuple[str, str] = tuple(values["date_range"])  # type: ignore[assignment]
+        self.min_queries: int = values["min_queries"]
+        self.kind_minimums: dict[str, int] = dict(values["kind_minimums"])
 
     @classmethod
     def of(cls, set_dir: Path) -> Conventions:
+        values = json.loads(cls.REFERENCE.read_text(encoding="utf-8"))
         path = set_dir / "conventions.json"
-        if not path.exists():
-            return cls()
-        given = json.loads(path.read_text(encoding="utf-8"))
-        unknown = set(given) - {f.name for f in fields(cls)}
-        if unknown:
-            raise ValueError(f"{path}: unknown conventions {sorted(unknown)}")
-        if "date_range" in given:
-            given["date_range"] = tuple(given["date_range"])
-        return cls(**given)
+        if path.exists():
+            values.update(json.loads(path.read_text(encoding="utf-8")))
+        return cls(values)
 
 
 def parse_ts(value: object) -> datetime | None:
