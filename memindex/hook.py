@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import sys
 
 from .defaults import (
@@ -218,6 +217,8 @@ def on_prompt(data: dict) -> str:
 
         session = read_session(transcript, cfg["retrieval.transcript_context.scan_bytes"], FILES_TAIL_BYTES)
     context = (turns, session, dense if dense is not _ABSENT else None)
+    import sqlite3
+
     from . import index
 
     try:
