@@ -59,7 +59,7 @@ CJK_RANGES = (
 CJK_CHARS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES)
 _BOUNDS = [b for lo, hi in CJK_RANGES for b in (lo, hi + 1)]
 _RUN: re.Pattern[str] | None = None  # compiled on first CJK text: the class costs ~1.5 ms to compile
-_TOKEN = re.compile(r"[^\W_]+")  # unicode61's tokens, near enough: letters and digits
+_TOKEN = r"[^\W_]+"  # unicode61's tokens, near enough: letters and digits (compiled on use)
 
 
 def _runs_re() -> re.Pattern[str]:
@@ -104,7 +104,7 @@ def segment(text: str) -> str:
     if not has_cjk(text):
         return ""
     out: list[str] = []
-    for token in _TOKEN.findall(unicodedata.normalize("NFC", text)):
+    for token in re.findall(_TOKEN, unicodedata.normalize("NFC", text)):
         if not has_cjk(token):
             continue  # fts indexes it as a word already
         for i, piece in enumerate(_runs_re().split(token)):

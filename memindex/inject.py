@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
     from .transcript import Session
 
-_INTENTS: dict[str, list[re.Pattern[str]]] | None = None
+_INTENTS: dict[str, tuple[tuple[str, ...], list[str]]] | None = None
 _PATH_IN_PROMPT = r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]*[A-Za-z0-9_-]\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])"
 
 
@@ -87,19 +87,22 @@ class Outcome:
         self.decisions.append(Decision(hit.path, kept, rule, hit.score, hit.coverage))
 
 
-def intents() -> dict[str, list[re.Pattern[str]]]:
-    """The prompt intents of memindex/data/intents.json, compiled once."""
+def intents() -> dict[str, tuple[tuple[str, ...], list[str]]]:
+    """The prompt intents of memindex/data/intents.json: (trigger words, patterns), read once."""
     global _INTENTS
     if _INTENTS is None:
         with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "intents.json"), "rb") as fh:
             data = json.loads(fh.read())
-        _INTENTS = {k: [re.compile(p, re.IGNORECASE) for p in v] for k, v in data.items() if not k.startswith("_")}
+        _INTENTS = {k: (tuple(v["words"]), v["patterns"]) for k, v in data.items() if not k.startswith("_")}
     return _INTENTS
 
 
 def intent_of(prompt: str) -> str | None:
-    for name, patterns in intents().items():
-        if any(p.search(prompt) for p in patterns):
+    """The prompt's intent, if a pattern says so; patterns are compiled (re's cache) only
+    for prompts holding one of the intent's words."""
+    low = prompt.lower()
+    for name, (words, patterns) in intents().items():
+        if any(w in low for w in words) and any(re.search(p, prompt, re.IGNORECASE) for p in patterns):
             return name
     return None
 

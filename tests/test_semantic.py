@@ -329,9 +329,9 @@ def test_the_worker_channel_reads_the_clients_reply(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(client, "query", fake_query)
     worker = fusion.Worker("/nowhere", 0.5)
-    assert worker("q", None, False, 2)[0] == [(5, 0.9), (7, 0.8)]
+    assert worker("q", None, False, 2) == [(5, 0.9), (7, 0.8)]
     assert calls[-1] == (2, [], True)
-    assert worker("q", [9, 7], True, 5)[0] == [(7, 0.8), (9, 0.7)]  # few candidates: their cosines
+    assert worker("q", [9, 7], True, 5) == [(7, 0.8), (9, 0.7)]  # few candidates: their cosines
     assert calls[-1] == (0, [9, 7], False)
     monkeypatch.setattr(client, "query", lambda *a, **k: {"ok": True, "top": "nonsense"})
     assert worker("q", None, False, 2) is None

@@ -92,8 +92,8 @@ def _fused(conn, root: str, cfg: Config, text: str, limit: int, params, filters)
 
     worker = Worker(root, budget_s=1.0)
 
-    def dense(text: str, allowed, include_inactive: bool, k: int, also=()):
-        ranked = worker(text, allowed, include_inactive, k, also)
+    def dense(text: str, allowed, include_inactive: bool, k: int):
+        ranked = worker(text, allowed, include_inactive, k)
         if ranked is not None:
             return ranked
         from ..index.vectors import count_missing
@@ -106,7 +106,7 @@ def _fused(conn, root: str, cfg: Config, text: str, limit: int, params, filters)
             err(f"semantic search unavailable, BM25 only: {exc}")
             return None
         channel = InProcess(conn, embedder)
-        ranked = channel(text, allowed, include_inactive, k, also)
+        ranked = channel(text, allowed, include_inactive, k)
         missing = count_missing(conn)
         note = f"; {missing} memories have no vector yet (run `memindex sync`)" if missing and ranked is not None else ""
         err(channel.problem + ", BM25 only" if ranked is None and channel.problem else

@@ -64,7 +64,7 @@ class Strategy:
 
     def __init__(self, name: str, config: dict | None = None, params: dict | None = None,
                  legacy_inject: int | None = None, min_results: int = 0, related: bool = True,
-                 semantic: bool = False, fusion: str = "rrf"):
+                 semantic: bool = False):
         self.name = name
         self.related = related  # on-demand search as `memindex search` runs it
         self.min_results = min_results
@@ -72,7 +72,6 @@ class Strategy:
         self.params = Params.from_config(self.cfg).replace(**(params or {}))
         self.legacy_inject = legacy_inject
         self.semantic = semantic  # search fuses BM25 with the real model's dense ranking (RRF)
-        self.fusion = fusion
         self._dense: tuple[object, object] | None = None  # (connection, its in-process dense channel)
 
     def inject(self, conn, prompt: str, turns: list[str]) -> list[str]:
@@ -102,7 +101,7 @@ class Strategy:
             from memindex.semantic.fusion import fused_search
 
             hits, _ = fused_search(conn, text, self.dense(conn), limit=10, params=self.params,
-                                   filters=Filters.from_config(self.cfg), now=NOW, method=self.fusion)
+                                   filters=Filters.from_config(self.cfg), now=NOW)
             return [(h.path, h.score) for h in hits]
         hits = search(conn, text, limit=10, params=self.params, filters=Filters.from_config(self.cfg), now=NOW,
                       related=self.related)
@@ -126,7 +125,6 @@ def strategies(variants: bool, semantic: bool = False) -> list[Strategy]:
     ]
     if semantic:
         out.append(Strategy(SEMANTIC_NAME, semantic=True))
-        out.append(Strategy("fts5_bm25 + semantic (TM2C2 a=0.5)", semantic=True, fusion="tm2c2"))
     if variants:
         out += [
             Strategy("fts5: no coverage gate", {"retrieval": {"min_coverage": 0.0}}),

@@ -32,12 +32,9 @@ RRF_K = 60
 DEPTH = 50  # memories each channel contributes (at least the result limit)
 
 # (query text, rowids passing the filters, or None when no filter applies beyond the
-# record status, include inactive, k, rowids whose cosines are wanted too)
-#   -> ([(rowid, cosine)] best first, {rowid: cosine}), or None (no channel).
-# Memories at cosine 0 or below (orthogonal to the query: no evidence) are left out of the top.
-Dense = Callable[[str, "list[int] | None", bool, int, Sequence[int]],
-                 "tuple[list[tuple[int, float]], dict[int, float]] | None"]
-TM2C2_ALPHA = 0.5  # weight of the dense channel in the convex combination (untuned: equal)
+# record status, include inactive, k) -> [(rowid, cosine)] best first, or None (no channel).
+# Memories at cosine 0 or below (orthogonal to the query: no evidence) are left out.
+Dense = Callable[[str, "list[int] | None", bool, int], "list[tuple[int, float]] | None"]
 
 
 def rrf(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> dict[int, float]:
@@ -77,34 +74,6 @@ def fuse(
     return out
 
 
-def fuse_tm2c2(
-    conn: sqlite3.Connection, lexical: Sequence[Hit], dense: Sequence[tuple[int, float]], cos: dict[int, float],
-    limit: int, alpha: float = TM2C2_ALPHA,
-) -> list[Hit]:
-    """Convex combination of theoretical-min-max normalised scores (TM2C2, Bruch, Gai and
-    Ingber, ACM TOIS 2023): alpha x (cos + 1) / (max cos + 1) + (1 - alpha) x score / max
-    score, over the memories either channel found; BM25 (and tag) scores are >= 0 and
-    cosines >= -1 in theory, so each channel keeps its own spread."""
-    by_rowid = {h.rowid: h for h in lexical}
-    cos = {**cos, **dict(dense)}
-    extra = [r for r, _ in dense if r not in by_rowid]
-    if extra:
-        for row in reads.documents(conn, extra):
-            by_rowid[row[0]] = Hit.from_row(row, 0.0)
-    top_lex = max((max(h.score, 0.0) for h in lexical), default=0.0)
-    top_cos = max(cos.values(), default=0.0)
-    lex = {h.rowid: max(h.score, 0.0) / top_lex if top_lex > 0 else 0.0 for h in lexical}
-    scores = {
-        r: alpha * (cos.get(r, -1.0) + 1.0) / (top_cos + 1.0) + (1 - alpha) * lex.get(r, 0.0) for r in by_rowid
-    }
-    out = []
-    for rowid in sorted(scores, key=lambda r: (-scores[r], by_rowid[r].path))[:limit]:
-        hit = by_rowid[rowid]
-        hit.score = scores[rowid]
-        out.append(hit)
-    return out
-
-
 def fused_search(
     conn: sqlite3.Connection,
     text: str,
@@ -115,7 +84,6 @@ def fused_search(
     filters: Filters | None = None,
     now: "datetime | None" = None,
     depth: int = DEPTH,
-    method: str = "rrf",
 ) -> tuple[list[Hit], bool]:
     """(hits, whether the dense channel took part): BM25 and dense rankings fused by RRF;
     the lexical hits alone when `dense` has nothing to offer."""
@@ -129,12 +97,10 @@ def fused_search(
     if filters.categories or filters.tag or filters.retention_days:
         where, args = _where(filters, now)
         allowed = vectors.candidates(conn, where, args, filters.include_inactive)
-    got = dense(text, allowed, filters.include_inactive, depth, [h.rowid for h in lexical]) if limit > 0 else None
-    if got is None:
+    ranked = dense(text, allowed, filters.include_inactive, depth) if limit > 0 else None
+    if ranked is None:
         return lexical[:limit], False
-    if method == "tm2c2":
-        return fuse_tm2c2(conn, lexical, got[0], got[1], limit), True
-    return fuse(conn, lexical, got[0], limit), True
+    return fuse(conn, lexical, ranked, limit), True
 
 
 # --- the dense channel in this process ----------------------------------------------------
@@ -192,7 +158,7 @@ class InProcess:
             vec = self.queries[text] = self.embedder.embed([text])[0]
         return vec
 
-    def __call__(self, text: str, allowed: list[int] | None, include_inactive: bool, k: int, also: Sequence[int] = ()):
+    def __call__(self, text: str, allowed: list[int] | None, include_inactive: bool, k: int):
         import numpy as np
 
         info = vectors.model_info(self.conn)
@@ -207,9 +173,7 @@ class InProcess:
         rowids, data = (m.rowids, m.data) if keep is None else (m.rowids[keep], m.data[keep])
         scores = data @ self.vector(text)
         best = top_k(scores, k)
-        pos = {int(r): i for i, r in enumerate(rowids)} if also else {}
-        cos = {int(r): float(scores[pos[r]]) for r in also if r in pos}
-        return [(int(rowids[i]), float(scores[i])) for i in best if scores[i] > 0], cos  # orthogonal: no evidence
+        return [(int(rowids[i]), float(scores[i])) for i in best if scores[i] > 0]  # orthogonal: no evidence
 
 
 # --- the dense channel from the resident worker --------------------------------------------
@@ -222,7 +186,7 @@ class Worker:
     def __init__(self, root: str, budget_s: float) -> None:
         self.root, self.budget_s = root, budget_s
 
-    def __call__(self, text: str, allowed: list[int] | None, include_inactive: bool, k: int, also: Sequence[int] = ()):
+    def __call__(self, text: str, allowed: list[int] | None, include_inactive: bool, k: int):
         from . import client
 
         active = not include_inactive
@@ -237,15 +201,14 @@ class Worker:
                 pairs = [p for p in pairs if p[0] in wanted]
             else:
                 want = k if allowed is None else client.K_MAX  # filtered after: ask for more
-                reply = client.query(self.root, text, k=want, rowids=also, budget_s=self.budget_s, active=active)
+                reply = client.query(self.root, text, k=want, rowids=(), budget_s=self.budget_s, active=active)
                 if reply is None:
                     return None
                 pairs = [(int(r), float(c)) for r, c in reply["top"]]
                 if allowed is not None:
                     wanted = set(allowed)
                     pairs = [p for p in pairs if p[0] in wanted]
-            cos = {int(r): float(c) for r, c in dict(reply.get("cos") or {}).items()}
         except (KeyError, TypeError, ValueError):
             return None  # not the protocol this client speaks: answer lexically
         pairs.sort(key=lambda p: (-p[1], p[0]))
-        return [p for p in pairs if p[1] > 0][:k], cos
+        return [p for p in pairs if p[1] > 0][:k]
