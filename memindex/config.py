@@ -119,6 +119,10 @@ SPEC: dict[str, object] = {
         "model": Leaf("sentence-transformers/all-MiniLM-L6-v2"),
         "idle_exit_s": Leaf(1800.0, 10.0, 7 * 86400.0),  # the worker exits after this long unused
         "hook_budget_ms": Leaf(150, 10, 2000),  # the prompt hook waits this long for the worker
+        # injection drops a word match whose cosine to the prompt trails the prompt's nearest
+        # memory by more than this (it shares words, not meaning); 1.0 turns the rule off.
+        # Chosen for all-MiniLM-L6-v2 on every dev set (docs/evaluation.md)
+        "max_cosine_gap": Leaf(0.2, 0.0, 2.0),
         "batch_size": Leaf(32, 1, 512),
     },
     "watch": {

@@ -14,6 +14,7 @@ import sys
 from .defaults import (
     COLD_SYNC_BUDGET_S,
     COLD_SYNC_MAX_FILES,
+    DENSE_K,
     FILES_TAIL_BYTES,
     FOLDERS,
     HOOK_BUDGET_S as BUDGET_S,
@@ -25,7 +26,6 @@ from .defaults import (
 )
 from .errors import UnsafeFile
 
-DENSE_K = 20  # the worker's nearest memories recorded per prompt
 _ABSENT = object()  # no worker answers: start one once the prompt is answered
 
 
@@ -271,8 +271,9 @@ def _ask_worker(root, prompt: str, turns: list[str], cfg):
     per SPAWN_GUARD_S), once this prompt's answer is ready."""
     from .semantic import client
 
-    text = "\n".join([prompt, *reversed(turns)])  # the prompt first: the model reads 256 tokens
-    pending = client.begin(root, text, k=DENSE_K, budget_s=cfg["semantic.hook_budget_ms"] / 1000.0)
+    from .inject import dense_text
+
+    pending = client.begin(root, dense_text(prompt, turns), k=DENSE_K, budget_s=cfg["semantic.hook_budget_ms"] / 1000.0)
     if pending is None:  # silent, as without the semantic channel; only a hostile socket folder is said
         if client.last_failure == "absent":
             return _ABSENT
@@ -280,13 +281,9 @@ def _ask_worker(root, prompt: str, turns: list[str], cfg):
             note(f"semantic worker not used: {client.runtime_dir()} is not a private folder of this user")
         return None
 
-    def collect(rowids: list[int]):
-        from .inject import Dense
+    from .inject import worker_view
 
-        reply = pending.finish(rowids)
-        return None if reply is None else Dense.from_reply(reply)
-
-    return collect
+    return worker_view(pending)
 
 
 def on_post_tool_use(data: dict) -> str:

@@ -14,7 +14,10 @@ rule has a reason and none is an absolute BM25 threshold:
 4. files: a memory whose `related_files` name a file that the prompt names, or that the
    session just read or edited, needs half the coverage (the file is evidence words miss);
 5. session: a memory injected earlier in this session is not injected again unless its
-   file changed since (the transcript records each block the hook printed).
+   file changed since (the transcript records each block the hook printed);
+6. meaning (only when the semantic worker answers in time): a word match whose cosine to
+   the prompt trails the prompt's nearest memory by more than `semantic.max_cosine_gap`
+   shares words with the prompt, not what it is about.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ class Decision:
 class Dense:
     """What the semantic worker says about a prompt: `cos`, rowid -> cosine of the lexical
     candidates that have a vector, and `top`, its own nearest memories [(rowid, cosine)],
-    best first. Recorded on the Outcome; no rule uses it yet."""
+    best first (over the active memories). Rule 6 (`by_meaning`) uses both."""
 
     __slots__ = ("cos", "top")
 
@@ -105,6 +108,12 @@ def intent_of(prompt: str) -> str | None:
         if any(w in low for w in words) and any(re.search(p, prompt, re.IGNORECASE) for p in patterns):
             return name
     return None
+
+
+def dense_text(prompt: str, turns: Sequence[str]) -> str:
+    """What the semantic model reads for a prompt: the prompt first (it reads 256 tokens),
+    then the earlier user turns, latest first."""
+    return "\n".join([prompt, *reversed(turns)])
 
 
 def wants_injection(prompt: str, cfg: Config) -> bool:
@@ -212,7 +221,7 @@ def decide(
 ) -> Outcome:
     """The whole policy, with the reason for each memory considered. `dense` is the
     semantic worker's view, or a callable that asks for it given the lexical candidates'
-    rowids; it is recorded on the outcome and changes no decision."""
+    rowids; with it, rule 6 (`by_meaning`) checks the word matches' meaning."""
     outcome = Outcome()
     if not wants_injection(prompt, cfg):
         return outcome
@@ -239,11 +248,42 @@ def decide(
         hits = search(conn, text, limit=max(10, max_inject), params=params, filters=Filters.from_config(cfg), now=now, plan=plan)
         outcome.dense = _dense(dense, hits)
         picks = select_for_injection(conn, plan, hits, cfg, outcome, set(anchored))
+        if outcome.dense is not None:
+            picks = by_meaning(picks, outcome.dense, cfg["semantic.max_cosine_gap"], outcome)
         for h in picks:
             why = f" (its related_files name {anchored[h.rowid]})" if h.rowid in anchored else ""
             outcome.note(h, True, "a clear word match" + why)
     outcome.hits = _not_again(conn, picks[:max_inject], session, shown_prefix, cfg, outcome)
     return outcome
+
+
+def by_meaning(picks: list[Hit], dense: Dense, max_gap: float, outcome: Outcome) -> list[Hit]:
+    """Rule 6 (with the semantic worker): a word match whose cosine to the prompt trails the
+    prompt's nearest memory by more than `max_gap` shares words with the prompt, not its
+    meaning ("big" invoices -> "plan before large refactors"). Picks without a vector stay."""
+    if not dense.top:
+        return picks
+    nearest = dense.top[0][1]
+    kept = []
+    for h in picks:
+        cos = dense.cos.get(h.rowid)
+        if cos is not None and cos < nearest - max_gap:
+            outcome.note(h, False, f"cosine {cos:.2f} trails the nearest memory's {nearest:.2f} by more than "
+                                   f"semantic.max_cosine_gap {max_gap:g}")
+        else:
+            kept.append(h)
+    return kept
+
+
+def worker_view(pending) -> Callable[[list[int]], Dense | None]:
+    """The policy's `dense` argument from a question already sent to the semantic worker
+    (`semantic.client.begin`): its answer about the given lexical candidates."""
+
+    def collect(rowids: list[int]) -> Dense | None:
+        reply = pending.finish(rowids)
+        return None if reply is None else Dense.from_reply(reply)
+
+    return collect
 
 
 def _dense(dense: Dense | Callable[[list[int]], Dense | None] | None, candidates: Sequence[Hit]) -> Dense | None:

@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kinds", action="store_true", help="per query kind tables (with --set)")
     parser.add_argument("--baseline", action="store_true", help="also run the old keyword matcher")
     parser.add_argument("--semantic", action="store_true",
-                        help="also run search fused with the real embedding model (RRF; needs the model installed)")
+                        help="also run the policy with the semantic worker's view and search fused with the real embedding model (needs the model installed)")
     args = parser.parse_args(argv)
     if args.set:
         evaluate_set(args.set, variants=args.variants, kinds=args.kinds, semantic=args.semantic)

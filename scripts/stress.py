@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
 """Reliability and security of memindex under load, faults and hostile input, with figures.
 
-    python scripts/stress.py            # the full run (about 8 minutes on 2 cores)
-    python scripts/stress.py --quick    # the reduced run CI uses (under about 2 minutes)
+    python scripts/stress.py            # the full run (about 9 minutes on 2 cores)
+    python scripts/stress.py --quick    # the reduced run CI uses (about 2.5 minutes)
     python scripts/stress.py --only load,faults --seed 7 --json out.json
     python scripts/stress.py --only hostile           # the hostile-root phase alone
+    python scripts/stress.py --only semantic          # the semantic channel's faults alone
 
 Not part of the default test run (tests/test_reliability.py is its fast subset). The code
 is the stress kit, tests/stresskit/ (one module per concern). Exits 1 when any target is
 missed, 0 otherwise. Prints one table: scenario, runs, failures,
 figures, outcome; then the failures in detail and the fuzzing budget.
 
-Four parts:
+Five parts:
 
 * **load**: N processes run the prompt hook exactly as hooks/hooks.json does
   (`python3 -I -S hooks/memindex_hook.py prompt`, JSON on stdin, a new process per call) in
@@ -70,6 +71,27 @@ Four parts:
   burst of PostToolUse calls. Failures: a sentinel written, truncated or deleted, a
   planted file replaced or removed, a hang past the budget (or a background sync still
   running), a traceback, a non-zero hook exit, a refusal without its one stderr line.
+
+* **semantic** (tests/stresskit/semantic.py): the optional semantic channel with the
+  stand-in model `builtin:hashing`, a private XDG_RUNTIME_DIR (0700) for the worker
+  sockets, all as real processes: kill -9 of the resident worker (`memindex serve`) at
+  random moments while two prompt-hook loops run (12 kills, --quick 4), each followed by a
+  fresh start through `memindex serve`, the SessionStart hook or the prompt hooks
+  themselves over the stale socket and pid file; kill -9 of `memindex sync` while it embeds
+  3,000 memories (10 kills, --quick 4); the vector table corrupted (wrong-length blobs,
+  garbage bytes, text values, the table dropped) or mismatched (another model's identity,
+  another dimension; --quick: four of the six), with and without a resident worker; and
+  `semantic.model` naming a missing folder or a model that fails to load (garbage weights,
+  a config.json that is not JSON). Targets: the hook exits 0 within its budget with exactly
+  the lexical answer (the same prompt with the channel off; where a worker answers, a
+  healthy worker's answer also counts) and at most one `memindex hook: ` line; `search`
+  exits 0 with the memory the query names and at most one stderr line about the channel
+  (exactly one, saying what is wrong, while it is degraded); `sync` indexes the text and
+  says in one line when it cannot embed; after the kill or fault the next sync leaves
+  every memory with a vector equal to the model's embedding of its text; a worker that
+  cannot load its model exits 1 with one line and backs off; exactly one worker after
+  each restart, every worker stops on SIGTERM, and none rooted in the run's folders is
+  left at the end.
 """
 
 from __future__ import annotations
@@ -87,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="the reduced run (CI): ~15 s of load, 9 kills, a short fuzz")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--only", help="comma-separated: load, faults (= kills,disk,index,locks,perms,commit), fuzz, hostile")
+    parser.add_argument("--only", help="comma-separated: load, faults (= kills,disk,index,locks,perms,commit), fuzz, hostile, semantic")
     parser.add_argument("--workers", type=int, help="hook loops in the load scenario (default 8, --quick 4)")
     parser.add_argument("--duration", type=float, help="seconds of load (default 60, --quick 15)")
     parser.add_argument("--kills", type=int, help="kill -9 count (default 60, --quick 9)")

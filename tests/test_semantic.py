@@ -64,6 +64,9 @@ def test_vectors_round_trip_and_version_stamp(memory_root: Path) -> None:
         rowids = [r for (r,) in conn.execute("SELECT rowid FROM documents ORDER BY rowid")]
         assert vectors.count_missing(conn) == len(rowids) == 5  # active and retired alike
         assert vectors.version(conn) == 0
+        with index.transaction(conn):
+            vectors.set_model_info(conn, "m@1", DIM, "m", "c")
+        assert vectors.model_info(conn) == {"embed_model": "m@1", "embed_dim": DIM, "embed_source": "m", "embed_check": "c"}
         vec = np.arange(DIM, dtype=np.float32) / DIM
         with index.transaction(conn):
             assert vectors.put(conn, [(rowids[0], semvec.to_blob(vec)), (10**9, semvec.to_blob(vec))]) == 1  # no such doc
@@ -72,8 +75,8 @@ def test_vectors_round_trip_and_version_stamp(memory_root: Path) -> None:
         blob = vectors.get(conn, rowids[0])
         assert blob is not None and len(blob) == DIM * 4
         assert np.array_equal(np.frombuffer(blob, dtype="<f4"), vec)
-        ids, data = vectors.all_vectors(conn)
-        assert ids == [rowids[0]] and data == blob
+        ids, data, skipped = vectors.all_vectors(conn)
+        assert ids == [rowids[0]] and data == blob and skipped == 0
         assert vectors.count_missing(conn) == 4
         assert [r for r, _ in vectors.missing(conn)] == rowids[1:]
         with index.transaction(conn):
@@ -81,9 +84,13 @@ def test_vectors_round_trip_and_version_stamp(memory_root: Path) -> None:
             assert vectors.delete(conn, [rowids[0]]) == 0
         assert vectors.get(conn, rowids[0]) is None
         assert vectors.version(conn) > v1
+        # a value of the wrong length or type counts as missing and is skipped by readers
         with index.transaction(conn):
-            vectors.set_model_info(conn, "m@1", 384, "m")
-        assert vectors.model_info(conn) == {"embed_model": "m@1", "embed_dim": 384, "embed_source": "m"}
+            vectors.put(conn, [(rowids[0], b"\0" * 100), (rowids[1], semvec.to_blob(vec))])
+            conn.execute("INSERT OR REPLACE INTO vectors(doc, vec) VALUES (?, 'text')", (rowids[2],))
+        assert vectors.count_missing(conn) == 4
+        ids, _, skipped = vectors.all_vectors(conn)
+        assert ids == [rowids[1]] and skipped == 2
     finally:
         conn.close()
 
@@ -102,7 +109,8 @@ def test_sync_embeds_every_memory_once(memory_root: Path) -> None:
     conn = reader(memory_root)
     try:
         info = vectors.model_info(conn)
-        assert info == {"embed_model": HashingEmbedder.identity, "embed_dim": DIM, "embed_source": "builtin:hashing"}
+        assert info == {"embed_model": HashingEmbedder.identity, "embed_dim": DIM, "embed_source": "builtin:hashing",
+                        "embed_check": semvec.model_check(HashingEmbedder.identity, "builtin:hashing")}
         assert vectors.count_missing(conn) == 0
     finally:
         conn.close()
@@ -162,18 +170,82 @@ def test_another_model_or_dimension_re_embeds_everything(memory_root: Path, monk
     store(memory_root)
     sync(memory_root, cfg())
     monkeypatch.setitem(semvec._EMBEDDERS, "test:other", OtherModel())
+    from memindex.semantic import locate as semmodel
+
+    real_stamp = semmodel.weights_stamp
+    monkeypatch.setattr(semmodel, "weights_stamp", lambda m: m if str(m).startswith("test:") else real_stamp(m))
     report = sync(memory_root, cfg(model="test:other"))
     assert report.semantic is not None and report.semantic.startswith("embedded 5 (model changed")
     rows = vector_rows(memory_root)
     assert len(rows) == 5 and all(len(b) == 16 * 4 for b in rows.values())
     conn = reader(memory_root)
     try:
-        assert vectors.model_info(conn) == {"embed_model": "test:other;dim=16", "embed_dim": 16, "embed_source": "test:other"}
+        assert vectors.model_info(conn)["embed_model"] == "test:other;dim=16"
+        assert vectors.model_info(conn)["embed_dim"] == 16
     finally:
         conn.close()
     back = sync(memory_root, cfg())
     assert back.semantic is not None and back.semantic.startswith("embedded 5 (model changed")
     assert all(len(b) == DIM * 4 for b in vector_rows(memory_root).values())
+
+
+def test_vectors_labelled_as_another_model_are_recomputed_by_the_next_sync(memory_root: Path) -> None:
+    """Readers refuse vectors of another model and say `memindex sync`: the sync must then
+    see it too, even though the setting did not change (weights replaced in place, or the
+    label damaged)."""
+    store(memory_root)
+    sync(memory_root, cfg())
+    conn, _ = index.open_writer(memory_root)
+    try:
+        with index.transaction(conn):
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'embed_model'", (json.dumps("other;dim=384"),))
+    finally:
+        conn.close()
+    report = sync(memory_root, cfg())
+    assert report.semantic is not None and report.semantic.startswith("embedded 5 (model changed")
+    assert sync(memory_root, cfg()).semantic == "up to date"
+
+
+def test_damaged_vectors_are_left_out_by_readers_and_recomputed_by_rebuild(memory_root: Path) -> None:
+    from memindex.semantic.fusion import InProcess
+    from memindex.semantic.matrix import read_vectors
+
+    store(memory_root)
+    sync(memory_root, cfg())
+    conn, _ = index.open_writer(memory_root)
+    try:
+        rowids = sorted(r for (r,) in conn.execute("SELECT doc FROM vectors"))
+        huge = np.full(DIM, 1e30, dtype=np.float32)
+        nan = np.full(DIM, np.nan, dtype=np.float32)
+        with index.transaction(conn):
+            vectors.put(conn, [(rowids[0], semvec.to_blob(huge)), (rowids[1], semvec.to_blob(nan))])
+        ids, matrix, skipped = read_vectors(conn, DIM)
+        assert skipped == 2 and sorted(ids.tolist()) == rowids[2:] and np.isfinite(matrix).all()
+        channel = InProcess(conn, HashingEmbedder())
+        ranked = channel("ruff lint", None, False, 10)
+        assert ranked and all(c <= 1.0 + 1e-3 for _, c in ranked) and channel.matrix.skipped == 2
+    finally:
+        conn.close()
+    assert sync(memory_root, cfg()).semantic == "up to date"  # a plain sync does not read every vector
+    report = sync(memory_root, cfg(), rebuild=True)  # what the readers' line names
+    assert report.semantic is not None and report.semantic.startswith("embedded 5")
+    conn = reader(memory_root)
+    try:
+        assert read_vectors(conn, DIM)[2] == 0
+    finally:
+        conn.close()
+
+
+def test_a_model_folder_that_fails_to_load_is_a_model_error(tmp_path: Path) -> None:
+    from memindex.errors import ModelError
+    from memindex.semantic.model import load
+
+    folder = tmp_path / "broken-model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{not json")
+    (folder / "model.safetensors").write_bytes(b"\0" * 64)
+    with pytest.raises(ModelError, match="unreadable model files"):
+        load(str(folder))
 
 
 # --- failures --------------------------------------------------------------------------------

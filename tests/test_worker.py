@@ -397,25 +397,47 @@ def test_garbled_answers_mean_none(root: Path, runtime: Path) -> None:
 # --- the policy with and without the worker's view -----------------------------------------
 
 
-def test_dense_view_is_recorded_and_changes_no_decision(root: Path) -> None:
+def test_the_worker_s_view_checks_the_word_matches_meaning(root: Path) -> None:
     cfg = load_config(root)
+    stripe = rowid_of(root, "stripe-webhook")
     conn = index.open_reader(root)
     try:
         text = "stripe webhook returns 400 with a signature error"
         plain = decide(conn, text, cfg)
         asked: list[list[int]] = []
-        view = Dense({1: 0.5}, [(1, 0.5)])
-        with_view = decide(conn, text, cfg, dense=lambda rowids: asked.append(rowids) or view)
-        given = decide(conn, text, cfg, dense=view)
+        agrees = Dense({stripe: 0.55}, [(stripe, 0.55)])
+        with_view = decide(conn, text, cfg, dense=lambda rowids: asked.append(rowids) or agrees)
+        # the prompt's nearest memory in meaning is another one, far ahead of the word match
+        other = rowid_of(root, "jwt-auth")
+        disagrees = Dense({stripe: 0.10}, [(other, 0.60), (stripe, 0.10)])
+        dropped = decide(conn, text, cfg, dense=disagrees)
+        no_vector = decide(conn, text, cfg, dense=Dense({}, [(other, 0.60)]))  # the pick has no vector yet
     finally:
         conn.close()
-    assert plain.dense is None and with_view.dense is view and given.dense is view
-    assert asked and rowid_of(root, "stripe-webhook") in asked[0]
-    for outcome in (with_view, given):
-        assert [h.path for h in outcome.hits] == [h.path for h in plain.hits]
-        assert [(d.path, d.kept, d.rule) for d in outcome.decisions] == [(d.path, d.kept, d.rule) for d in plain.decisions]
+    assert plain.dense is None and with_view.dense is agrees
+    assert asked and stripe in asked[0]
+    assert [h.path for h in plain.hits] == ["runbooks/stripe-webhook.json"]
+    assert [h.path for h in with_view.hits] == [h.path for h in plain.hits]
+    assert [h.path for h in no_vector.hits] == [h.path for h in plain.hits]
+    assert dropped.hits == []
+    rule = next(d.rule for d in dropped.decisions if d.path == "runbooks/stripe-webhook.json")
+    assert "trails the nearest memory's 0.60" in rule and "semantic.max_cosine_gap 0.2" in rule
     assert Dense.from_reply({"cos": {"3": 0.25}, "top": [[3, 0.25]]}).cos == {3: 0.25}
     assert Dense.from_reply({"cos": "x"}) is None
+
+
+def test_max_cosine_gap_1_turns_the_rule_off(root: Path) -> None:
+    from memindex.config import parse_config
+
+    cfg = parse_config({"semantic": {"enabled": True, "model": "builtin:hashing", "max_cosine_gap": 1.0}})
+    stripe, other = rowid_of(root, "stripe-webhook"), rowid_of(root, "jwt-auth")
+    conn = index.open_reader(root)
+    try:
+        got = decide(conn, "stripe webhook returns 400 with a signature error", cfg,
+                     dense=Dense({stripe: 0.10}, [(other, 0.60), (stripe, 0.10)]))
+    finally:
+        conn.close()
+    assert [h.path for h in got.hits] == ["runbooks/stripe-webhook.json"]
 
 
 def test_search_uses_the_worker_when_it_is_up(root: Path) -> None:
@@ -428,6 +450,20 @@ def test_search_uses_the_worker_when_it_is_up(root: Path) -> None:
     served = subprocess.run(cmd, capture_output=True, env=env)
     assert served.returncode == 0 and served.stderr == b"" and served.stdout == alone.stdout
     assert client.ping(root)["requests"] == before + 1
+
+
+def test_explain_asks_the_worker_as_the_hook_does(root: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    cmd = [sys.executable, "-m", "memindex", "--root", str(root), "explain", "--json",
+           "stripe webhook returns 400 with a signature error"]
+    alone = json.loads(subprocess.run(cmd, capture_output=True, env=env, check=True).stdout)
+    assert alone["semantic"].startswith("no worker running")
+    assert not list(Path(os.environ["XDG_RUNTIME_DIR"]).rglob("*.sock"))  # explain starts none
+    client.start(root, os.getpid())
+    wait_ready(root)
+    served = json.loads(subprocess.run(cmd, capture_output=True, env=env, check=True).stdout)
+    assert served["semantic"] == "the worker answered"
+    assert served["injected"] == alone["injected"] == [".claude/memory/runbooks/stripe-webhook.json"]
 
 
 def test_index_replaced_under_the_worker(root: Path) -> None:

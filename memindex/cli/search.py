@@ -95,6 +95,10 @@ def _fused(conn, root: str, cfg: Config, text: str, limit: int, params, filters)
     def dense(text: str, allowed, include_inactive: bool, k: int):
         ranked = worker(text, allowed, include_inactive, k)
         if ranked is not None:
+            if worker.skipped:
+                from ..semantic.matrix import skipped_note
+
+                err(f"semantic worker: {skipped_note(worker.skipped)}")
             return ranked
         from ..index.vectors import count_missing
         from ..semantic.vectors import get_embedder
@@ -107,10 +111,16 @@ def _fused(conn, root: str, cfg: Config, text: str, limit: int, params, filters)
             return None
         channel = InProcess(conn, embedder)
         ranked = channel(text, allowed, include_inactive, k)
+        from ..semantic.matrix import skipped_note
+
         missing = count_missing(conn)
-        note = f"; {missing} memories have no vector yet (run `memindex sync`)" if missing and ranked is not None else ""
-        err(channel.problem + ", BM25 only" if ranked is None and channel.problem else
-            f"no semantic worker: loaded the model in this process ({time.perf_counter() - started:.1f} s){note}")
+        loaded = f"no semantic worker: loaded the model in this process ({time.perf_counter() - started:.1f} s)"
+        if ranked is None:
+            err(channel.problem + ", BM25 only" if channel.problem else loaded)
+        elif channel.matrix.skipped:  # the problem first: it is what the line is about
+            err(f"{skipped_note(channel.matrix.skipped)}; {loaded}")
+        else:
+            err(loaded + (f"; {missing} memories have no vector yet (run `memindex sync`)" if missing else ""))
         return ranked
 
     return fused_search(conn, text, dense, limit=limit, params=params, filters=filters)[0]
@@ -119,23 +129,33 @@ def _fused(conn, root: str, cfg: Config, text: str, limit: int, params, filters)
 def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """What the prompt hook would inject for a prompt, and the rule that kept or dropped
     each memory it considered, with the setting to change."""
-    from ..inject import decide
+    from ..inject import decide, dense_text, worker_view
     from ..paths import display_prefix
     from ..reader import open_fresh_reader
 
     prompt = clean_arg(" ".join(args.prompt)) or ""
     conn = open_fresh_reader(root, cfg, allow_sync=not args.no_sync)
+    dense, semantic = None, "off (semantic.enabled is false)"
+    if cfg["semantic.enabled"]:  # the hook asks the worker; so does explain (it never starts one)
+        from ..defaults import DENSE_K
+        from ..semantic import client
+
+        pending = client.begin(root, dense_text(prompt, []), k=DENSE_K, budget_s=1.0)
+        dense = None if pending is None else worker_view(pending)
+        semantic = "the worker was asked" if pending else "no worker running: the lexical rules alone (as the hook without it)"
     try:
-        outcome = decide(conn, prompt, cfg)
+        outcome = decide(conn, prompt, cfg, dense=dense)
     finally:
         conn.close()
+    if dense is not None:
+        semantic = "the worker answered" if outcome.dense is not None else "the worker did not answer in time: lexical rules alone"
     prefix = display_prefix(root)
     settings = {k: cfg[f"retrieval.{k}"] for k in (
         "max_inject", "relative_cutoff", "min_coverage", "min_relative_coverage", "intents", "file_anchors",
     )}
     if args.json:
         emit_json({
-            "prompt": prompt, "intent": outcome.intent, "settings": settings,
+            "prompt": prompt, "intent": outcome.intent, "settings": settings, "semantic": semantic,
             "injected": [prefix + h.path for h in outcome.hits],
             "considered": [
                 {"path": prefix + d.path, "kept": d.kept, "rule": d.rule, "score": round(d.score, 4),
@@ -145,6 +165,7 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
         })
         return 0
     print("settings: " + ", ".join(f"retrieval.{k}={v}" for k, v in settings.items()))
+    print(f"semantic: {semantic}")
     if outcome.intent:
         print(f"intent:   {outcome.intent}")
     if not outcome.decisions:

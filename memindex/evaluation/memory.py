@@ -71,7 +71,9 @@ class Strategy:
         self.cfg = parse_config(config or {})
         self.params = Params.from_config(self.cfg).replace(**(params or {}))
         self.legacy_inject = legacy_inject
-        self.semantic = semantic  # search fuses BM25 with the real model's dense ranking (RRF)
+        # with the real model: search fuses BM25 with its dense ranking (RRF), and the
+        # injection policy gets the worker's view of the prompt (rule 6)
+        self.semantic = semantic
         self._dense: tuple[object, object] | None = None  # (connection, its in-process dense channel)
 
     def inject(self, conn, prompt: str, turns: list[str]) -> list[str]:
@@ -84,7 +86,8 @@ class Strategy:
             if len(prompt.strip()) < 10:
                 return []
             return legacy_match(conn, prompt, max_inject=self.legacy_inject, descriptions=desc, now=NOW)
-        got = auto_inject(conn, prompt, self.cfg, turns=turns, now=NOW, params=self.params)
+        dense = self.worker_view(conn, prompt, turns) if self.semantic else None
+        got = auto_inject(conn, prompt, self.cfg, turns=turns, now=NOW, params=self.params, dense=dense)
         if got and len(got) < self.min_results:  # the reference plan's "at least top 2" rule
             seen = {h.path for h in got}
             ranked = search(conn, enrich(prompt, turns, self.cfg), limit=10, params=self.params,
@@ -107,6 +110,14 @@ class Strategy:
                       related=self.related)
         return [(h.path, h.score) for h in hits]
 
+    def worker_view(self, conn, prompt: str, turns: list[str]):
+        """What the resident worker would tell the hook (the same model, in this process)."""
+        from memindex.defaults import DENSE_K
+        from memindex.inject import Dense, dense_text
+
+        channel, text = self.dense(conn), dense_text(prompt, turns)
+        return lambda rowids: Dense(channel.cosines(text, rowids), channel(text, None, False, DENSE_K) or [])
+
     def dense(self, conn):
         """The in-process dense channel of this store (its matrix and query vectors cached)."""
         if self._dense is None or self._dense[0] is not conn:
@@ -125,6 +136,8 @@ def strategies(variants: bool, semantic: bool = False) -> list[Strategy]:
     ]
     if semantic:
         out.append(Strategy(SEMANTIC_NAME, semantic=True))
+        if variants:
+            out.append(Strategy(SEMANTIC_NAME + ", no cosine gap", {"semantic": {"max_cosine_gap": 2.0}}, semantic=True))
     if variants:
         out += [
             Strategy("fts5: no coverage gate", {"retrieval": {"min_coverage": 0.0}}),

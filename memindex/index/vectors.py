@@ -2,8 +2,9 @@
 
 A vector is float32 little-endian bytes (`embed_dim` x 4), keyed by the memory's rowid.
 Meta holds `embed_model` (the model's identity), `embed_dim`, `embed_source` (the
-`semantic.model` setting that produced them: a sync with nothing to embed and the same
-setting need not load the model) and `vectors_version`, a stamp that changes with every
+`semantic.model` setting that produced them) and `embed_check` (a digest of the identity
+and the weights file's size and time: a sync with nothing to embed and the same check need
+not load the model), and `vectors_version`, a stamp that changes with every
 change to the table, so that a resident worker knows when to reload its matrix.
 
 Every document has a vector or is "missing": active and inactive alike (a search with
@@ -21,7 +22,10 @@ from collections.abc import Iterable, Sequence
 
 from .reads import IN_LIST, json_list
 
-META_KEYS = ("embed_model", "embed_dim", "embed_source")
+META_KEYS = ("embed_model", "embed_dim", "embed_source", "embed_check")
+# a stored vector counts only when it is a blob of embed_dim float32s: anything else (a
+# truncated or foreign value) is "missing", skipped by readers and recomputed by the next sync
+_WELL_FORMED = "typeof(v.vec) = 'blob' AND length(v.vec) = 4 * coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'embed_dim'), -1)"
 
 
 def version(conn: sqlite3.Connection) -> int:
@@ -52,10 +56,13 @@ def model_info(conn: sqlite3.Connection) -> dict[str, object]:
     return out
 
 
-def set_model_info(conn: sqlite3.Connection, identity: str, dim: int, source: str) -> None:
+def set_model_info(conn: sqlite3.Connection, identity: str, dim: int, source: str, check: str) -> None:
+    """Record the model the vectors come from; `check` lets a later sync see, without loading
+    the model, that the setting still names the same weights (semantic.vectors.model_check)."""
     conn.executemany(
         "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-        [("embed_model", json.dumps(identity)), ("embed_dim", json.dumps(int(dim))), ("embed_source", json.dumps(source))],
+        [("embed_model", json.dumps(identity)), ("embed_dim", json.dumps(int(dim))), ("embed_source", json.dumps(source)),
+         ("embed_check", json.dumps(check))],
     )
 
 
@@ -64,17 +71,17 @@ def count(conn: sqlite3.Connection) -> int:
 
 
 def count_missing(conn: sqlite3.Connection) -> int:
-    """Documents (active or not) without a vector."""
+    """Documents (active or not) without a well-formed vector."""
     return conn.execute(
-        "SELECT count(*) FROM documents d WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.doc = d.rowid)"
+        f"SELECT count(*) FROM documents d WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.doc = d.rowid AND {_WELL_FORMED})"
     ).fetchone()[0]
 
 
 def missing(conn: sqlite3.Connection) -> list[tuple[int, int]]:
-    """(rowid, length of its indexed text) of every document without a vector."""
+    """(rowid, length of its indexed text) of every document without a well-formed vector."""
     return conn.execute(
         "SELECT d.rowid, length(f.title) + length(f.tags) + length(f.body) FROM documents d"
-        " JOIN fts f ON f.rowid = d.rowid WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.doc = d.rowid)"
+        f" JOIN fts f ON f.rowid = d.rowid WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.doc = d.rowid AND {_WELL_FORMED})"
     ).fetchall()
 
 
@@ -131,15 +138,16 @@ def indexed_text(conn: sqlite3.Connection, rowid: int) -> tuple[str, str, str] |
     return conn.execute("SELECT title, tags, body FROM fts WHERE rowid = ?", (rowid,)).fetchone()
 
 
-def all_vectors(conn: sqlite3.Connection) -> tuple[list[int], bytes]:
-    """Every vector, in rowid order: (rowids, their bytes concatenated), ready for
-    `numpy.frombuffer(data, '<f4').reshape(len(rowids), dim)`."""
+def all_vectors(conn: sqlite3.Connection) -> tuple[list[int], bytes, int]:
+    """Every well-formed vector, in rowid order: (rowids, their bytes concatenated, how many
+    malformed ones were skipped), ready for `numpy.frombuffer(data, '<f4').reshape(len(rowids), dim)`."""
     rowids: list[int] = []
     blobs: list[bytes] = []
-    for rowid, blob in conn.execute("SELECT doc, vec FROM vectors ORDER BY doc"):
+    for rowid, blob in conn.execute(f"SELECT v.doc, v.vec FROM vectors v WHERE {_WELL_FORMED} ORDER BY v.doc"):
         rowids.append(rowid)
         blobs.append(blob)
-    return rowids, b"".join(blobs)
+    skipped = count(conn) - len(rowids)
+    return rowids, b"".join(blobs), skipped
 
 
 def candidates(

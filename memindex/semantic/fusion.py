@@ -114,17 +114,16 @@ class Matrix:
         self.key: tuple[str, int] | None = None
         self.rowids: "np.ndarray | None" = None
         self.data: "np.ndarray | None" = None
+        self.skipped = 0  # damaged stored vectors left out
 
     def load(self, conn: sqlite3.Connection, dim: int) -> None:
-        import numpy as np
+        from .matrix import read_vectors
 
         path = conn.execute("PRAGMA database_list").fetchone()[2]
         key = (path, vectors.version(conn))
         if key == self.key:
             return
-        rowids, data = vectors.all_vectors(conn)
-        self.rowids = np.asarray(rowids, dtype=np.int64)
-        self.data = np.frombuffer(data, dtype="<f4").reshape(len(rowids), dim) if rowids else np.zeros((0, dim), np.float32)
+        self.rowids, self.data, self.skipped = read_vectors(conn, dim)
         self.key = key
 
 
@@ -175,6 +174,17 @@ class InProcess:
         best = top_k(scores, k)
         return [(int(rowids[i]), float(scores[i])) for i in best if scores[i] > 0]  # orthogonal: no evidence
 
+    def cosines(self, text: str, rowids: Sequence[int]) -> dict[int, float]:
+        """Cosine of each of these memories (that has a vector) to `text`: what the worker
+        answers the hook about its lexical candidates."""
+        import numpy as np
+
+        m = self.matrix
+        m.load(self.conn, int(self.embedder.dim))
+        pos = np.flatnonzero(np.isin(m.rowids, np.asarray(list(rowids), dtype=np.int64)))
+        scores = m.data[pos] @ self.vector(text)
+        return {int(m.rowids[i]): float(c) for i, c in zip(pos, scores)}
+
 
 # --- the dense channel from the resident worker --------------------------------------------
 
@@ -185,6 +195,7 @@ class Worker:
 
     def __init__(self, root: str, budget_s: float) -> None:
         self.root, self.budget_s = root, budget_s
+        self.skipped = 0  # damaged stored vectors the worker left out
 
     def __call__(self, text: str, allowed: list[int] | None, include_inactive: bool, k: int):
         from . import client
@@ -208,7 +219,9 @@ class Worker:
                 if allowed is not None:
                     wanted = set(allowed)
                     pairs = [p for p in pairs if p[0] in wanted]
-        except (KeyError, TypeError, ValueError):
+            skipped = reply.get("skipped", 0)
+            self.skipped = skipped if isinstance(skipped, int) and not isinstance(skipped, bool) else 0
+        except (KeyError, TypeError, ValueError, AttributeError):
             return None  # not the protocol this client speaks: answer lexically
         pairs.sort(key=lambda p: (-p[1], p[0]))
         return [p for p in pairs if p[1] > 0][:k]

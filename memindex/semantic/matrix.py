@@ -25,6 +25,7 @@ class Snapshot:
 
     def __init__(self, version: int, rowids: Any, matrix: Any, active: Any, note: str = "") -> None:
         self.version, self.rowids, self.matrix, self.active, self.note = version, rowids, matrix, active, note
+        self.skipped = 0  # damaged stored vectors left out (matrix.read_vectors)
 
     @property
     def docs(self) -> int:
@@ -59,6 +60,33 @@ class Snapshot:
         found = self.rowids[pos] == wanted
         scores = self.matrix[pos[found]] @ vec
         return {str(int(r)): round(float(s), 6) for r, s in zip(wanted[found], scores)}
+
+
+NORM_TOLERANCE = 1e-3  # the models write L2-normalised rows (or zeros): longer ones are damage
+
+
+def read_vectors(conn: Any, dim: int) -> tuple[Any, Any, int]:
+    """(rowids, their (n, dim) float32 matrix, how many stored vectors were left out) of the
+    index's vectors. Malformed blobs, non-finite values and rows longer than unit length are
+    left out: one damaged row must not outrank every memory (a cosine of 1e25)."""
+    import numpy as np
+
+    rowids, data, skipped = vectors.all_vectors(conn)
+    if len(data) != len(rowids) * dim * 4:  # stored with another dimension: none is usable here
+        return np.zeros(0, dtype=np.int64), np.zeros((0, dim), dtype=np.float32), skipped + len(rowids)
+    ids = np.asarray(rowids, dtype=np.int64)
+    matrix = np.frombuffer(data, dtype="<f4").reshape(len(rowids), dim).astype(np.float32, copy=True)
+    with np.errstate(all="ignore"):
+        ok = np.isfinite(matrix).all(axis=1) & (np.einsum("ij,ij->i", matrix, matrix) <= (1 + NORM_TOLERANCE) ** 2)
+    if not ok.all():
+        skipped += int((~ok).sum())
+        ids, matrix = ids[ok], matrix[ok]
+    return ids, matrix, skipped
+
+
+def skipped_note(skipped: int) -> str:
+    """The one line a reader gives about damaged stored vectors."""
+    return f"{skipped} stored vector{'s are' if skipped != 1 else ' is'} damaged and left out (`memindex rebuild` recomputes them)"
 
 
 def empty(dim: int, version: int = -1, note: str = "") -> Snapshot:
@@ -122,19 +150,18 @@ class VectorSource:
         conn.execute("BEGIN")  # one snapshot of the index for the vectors and the statuses
         try:
             version = vectors.version(conn)
-            rowids, data = vectors.all_vectors(conn)
+            ids, matrix, skipped = read_vectors(conn, self.dim)
             active_ids = vectors.candidates(conn)
         finally:
             conn.execute("COMMIT")
-        if len(data) != len(rowids) * self.dim * 4:
-            return empty(self.dim, version, f"stored vectors are not of dimension {self.dim}")
-        ids = np.asarray(rowids, dtype=np.int64)
-        matrix = np.frombuffer(data, dtype="<f4").reshape(len(rowids), self.dim).astype(np.float32, copy=True)
         active = np.isin(ids, np.asarray(active_ids, dtype=np.int64))
         if self.log is not None:
-            self.log("reload", f"{len(rowids)} vectors loaded in {(time.perf_counter() - start) * 1000:.0f} ms",
-                     level="debug", docs=len(rowids), vectors_version=version)
-        return Snapshot(version, ids, matrix, active)
+            self.log("reload", f"{len(ids)} vectors loaded in {(time.perf_counter() - start) * 1000:.0f} ms"
+                     + (f"; {skipped_note(skipped)}" if skipped else ""),
+                     level="warning" if skipped else "debug", docs=len(ids), vectors_version=version)
+        snapshot = Snapshot(version, ids, matrix, active)
+        snapshot.skipped = skipped
+        return snapshot
 
     def _close(self) -> None:
         if self.conn is not None:

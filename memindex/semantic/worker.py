@@ -222,7 +222,8 @@ class Worker:
         if not isinstance(rowids, list) or not all(isinstance(r, int) and not isinstance(r, bool) for r in rowids):
             return _reply(conn, {"ok": False, "error": "rowids must be a list of integers"})
         cos = snapshot.cosines(vec, rowids[: client.ROWIDS_MAX])
-        return _reply(conn, {"ok": True, "top": top, "cos": cos, "docs": snapshot.docs, "vectors_version": snapshot.version})
+        return _reply(conn, {"ok": True, "top": top, "cos": cos, "docs": snapshot.docs, "vectors_version": snapshot.version,
+                             "skipped": snapshot.skipped})
 
     def embed(self, text: str) -> Any:
         text = text[: client.TEXT_MAX]
@@ -244,7 +245,8 @@ class Worker:
         return {
             "ok": True, "pid": os.getpid(), "root": self.root, "model": self.embedder.model_id,
             "identity": self.embedder.identity, "docs": snapshot.docs, "active_docs": int(snapshot.active.sum()),
-            "vectors_version": snapshot.version, "vectors_note": snapshot.note, "rss_mb": rss_mb(),
+            "vectors_version": snapshot.version, "vectors_note": snapshot.note, "vectors_skipped": snapshot.skipped,
+            "rss_mb": rss_mb(),
             "started": datetime.fromtimestamp(self.started, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "idle_exit_s": self.idle_exit_s, "idle_s": round(time.monotonic() - self.last_used, 1),
             "requests": self.requests, "parents": sorted(self.parents.known), "socket": self.path,

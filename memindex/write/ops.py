@@ -198,6 +198,15 @@ def save_memory(
         return txn.commit(txn.answer("created", rel, mem["id"], sha256=sha, fixes=fixes))
 
 
+def _existing(root: str | os.PathLike[str], path: str, cwd: str | None, expect_hash: str | None) -> tuple[Path, str, str]:
+    """(root, the memory's path in it, its category) for a change to an existing memory;
+    a malformed --expect-hash is refused before anything is read."""
+    if expect_hash is not None:
+        normalize_hash(expect_hash)
+    rel = resolve_path(Path(root), path, cwd)
+    return Path(root), rel, FOLDERS[rel.split("/")[0]]
+
+
 def update_memory(
     root: str | os.PathLike[str],
     cfg: Config,
@@ -211,11 +220,7 @@ def update_memory(
 ) -> dict[str, Any]:
     """Merge `patch` into an existing memory. Returns {status: updated|unchanged, path, id,
     sha256, times_updated, changed}. Raises HashConflict when --expect-hash differs."""
-    root = Path(root)
-    if expect_hash is not None:
-        normalize_hash(expect_hash)
-    rel = resolve_path(root, path, cwd)
-    category = FOLDERS[rel.split("/")[0]]
+    root, rel, category = _existing(root, path, cwd, expect_hash)
     with write_transaction(root, cfg, lock_timeout) as txn:
         data, current = txn.read(rel, expect_hash)
         mem, changed, fixes = merge_update(current, patch, category, now or utc_now())
@@ -254,11 +259,8 @@ def set_status(
     reason: search and the hook then offer it where the retired one would have matched."""
     if action not in TRANSITIONS:
         raise UsageError(f"unknown action {action!r}")
-    root = Path(root)
     reason = clean_reason(reason, "the reason")
-    if expect_hash is not None:
-        normalize_hash(expect_hash)
-    rel = resolve_path(root, path, cwd)
+    root, rel, category = _existing(root, path, cwd, expect_hash)
     if replaced_by is not None:
         successor = resolve_path(root, replaced_by, cwd)
         if not os.path.isfile(os.path.join(root, successor)):
@@ -267,7 +269,6 @@ def set_status(
             raise UsageError("a memory cannot replace itself")
         note = f"replaced by {successor[: -len('.json')]}"
         reason = f"{reason} ({note})" if reason else note[0].upper() + note[1:]
-    category = FOLDERS[rel.split("/")[0]]
     stamp = iso(now or utc_now())
     with write_transaction(root, cfg, lock_timeout) as txn:
         _, current = txn.read(rel, expect_hash)

@@ -18,6 +18,8 @@ Modules by concern:
             /dev/zero and other users' files, under every command
 - hostile_inputs  the rest of it: untrusted roots, bounded parsing, tag bombs, damaged
             index, closed streams, a PostToolUse burst
+- semantic  scenario "semantic": kill -9 of the resident worker and of a sync mid-embedding,
+            damaged or mislabelled vectors, a missing model and one that fails to load
 - runner    the scenarios by name and one whole run
 
 The names below are what the tests use.

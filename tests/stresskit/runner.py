@@ -24,6 +24,7 @@ from .hostile import scenario_hostile
 from .kills import scenario_kills
 from .load import scenario_load
 from .procs import remove_tree
+from .semantic import scenario_semantic
 from .special import scenario_fuzz
 
 SCENARIOS: dict[str, Callable[[Context], None]] = {
@@ -36,6 +37,7 @@ SCENARIOS: dict[str, Callable[[Context], None]] = {
     "commit": scenario_commit_crash,
     "fuzz": scenario_fuzz,
     "hostile": scenario_hostile,
+    "semantic": scenario_semantic,
 }
 GROUPS = {"faults": ["kills", "disk", "index", "locks", "perms", "commit"]}
 
@@ -43,7 +45,7 @@ GROUPS = {"faults": ["kills", "disk", "index", "locks", "perms", "commit"]}
 def scenario_names(only: str | None) -> list[str]:
     """The scenarios an `--only` value names (groups expanded); ValueError on unknown ones."""
     names: list[str] = []
-    for part in (only or "load,faults,fuzz,hostile").split(","):
+    for part in (only or "load,faults,fuzz,hostile,semantic").split(","):
         names += GROUPS.get(part.strip(), [part.strip()])
     unknown = [n for n in names if n not in SCENARIOS]
     if unknown:
