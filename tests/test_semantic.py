@@ -329,6 +329,18 @@ def test_rrf_adds_reciprocal_ranks() -> None:
     assert sorted(scores, key=lambda r: -scores[r])[:2] == [3, 1] and scores[2] == scores[4]
 
 
+def test_minmax_sum_scales_each_channel_to_its_own_range() -> None:
+    # BM25 scores in the tens, cosines under one: each scaled to [0, 1] by its own range
+    scores = fusion.minmax_sum([[(1, 30.0), (2, 20.0), (3, 10.0)], [(3, 0.6), (4, 0.4), (5, 0.2)]])
+    assert scores == pytest.approx({1: 1.0, 2: 0.5, 3: 1.0, 4: 0.5, 5: 0.0})
+    # a channel whose candidates all score alike gives each the full weight; an empty one nothing
+    assert fusion.minmax_sum([[(7, 0.3), (8, 0.3)], []]) == {7: 1.0, 8: 1.0}
+    # a memory far ahead in one channel stays ahead of one both channels rank second
+    far = fusion.minmax_sum([[(1, 50.0), (2, 5.0), (3, 4.0)], [(2, 0.50), (1, 0.49), (3, 0.10)]])
+    assert far[1] > far[2]
+    assert sorted(fusion.rrf([[1, 2, 3], [2, 1, 3]]).items()) == sorted({1: 1 / 61 + 1 / 62, 2: 1 / 61 + 1 / 62, 3: 2 / 63}.items())
+
+
 def test_top_k_is_deterministic_on_ties() -> None:
     scores = np.array([0.5, 0.9, 0.5, 0.1, 0.9], dtype=np.float32)
     assert fusion.top_k(scores, 3).tolist() == [1, 4, 0]
@@ -355,7 +367,7 @@ def test_fused_search_finds_a_memory_only_the_dense_channel_sees(memory_root: Pa
         # both channels agree on the billing decision: it ranks first, lexical-only ones after
         hits, _ = fusion.fused_search(conn, "billing ledger postgres", dense(conn))
         assert hits[0].path == "decisions/use-postgres.json"
-        assert hits[0].score == pytest.approx(2 / 61)
+        assert hits[0].score == pytest.approx(2.0)  # the best of both channels
         assert all(a.score >= b.score for a, b in zip(hits, hits[1:]))
     finally:
         conn.close()

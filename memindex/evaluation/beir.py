@@ -78,9 +78,9 @@ def run_memindex(root: Path, queries: dict[str, str], back: dict[str, str], para
     return run, len(queries) / elapsed
 
 
-def run_fused(root: Path, queries: dict[str, str], back: dict[str, str], k: int = 100):
+def run_fused(root: Path, queries: dict[str, str], back: dict[str, str], k: int = 100, method: str = "minmax"):
     """Search as `memindex search` runs it with `semantic.enabled` (the real model, in this
-    process): BM25 and dense top `k` fused by RRF."""
+    process): BM25 and dense top `k` fused (`method` "rrf": the baseline)."""
     from memindex.semantic.fusion import InProcess, fused_search
     from memindex.semantic.vectors import get_embedder
 
@@ -91,7 +91,7 @@ def run_fused(root: Path, queries: dict[str, str], back: dict[str, str], k: int 
     run: dict[str, dict[str, float]] = {}
     started = time.perf_counter()
     for qid, text in queries.items():
-        hits, _ = fused_search(conn, text, dense, limit=k, depth=k)
+        hits, _ = fused_search(conn, text, dense, limit=k, depth=k, method=method)
         run[qid] = {back[h.id]: h.score for h in hits}
     elapsed = time.perf_counter() - started
     conn.close()
@@ -150,13 +150,14 @@ def evaluate_collection(
                 mv = evaluate(qrels, run_v)
                 rows.append([f"memindex {label}", *(mv[h] for h in HEADLINE), f"{qps_v:.0f}"])
         if semantic:
-            from .memory import SEMANTIC_CFG, SEMANTIC_NAME
+            from .memory import RRF_NAME, SEMANTIC_CFG, SEMANTIC_NAME
 
             report = sync(root, SEMANTIC_CFG)
             out(f"semantic: {report.semantic}")
-            run_f, qps_f = run_fused(root, queries, back)
-            mf = evaluate(qrels, run_f)
-            rows.append([f"memindex {SEMANTIC_NAME}", *(mf[h] for h in HEADLINE), f"{qps_f:.0f}"])
+            for label, method in ((SEMANTIC_NAME, "minmax"), (RRF_NAME, "rrf")):
+                run_f, qps_f = run_fused(root, queries, back, method=method)
+                mf = evaluate(qrels, run_f)
+                rows.append([f"memindex {label}", *(mf[h] for h in HEADLINE), f"{qps_f:.0f}"])
         name, ref_run, ref_qps = run_bm25s(corpus, queries)
         mr = evaluate(qrels, ref_run)
         rows.append([name, *(mr[h] for h in HEADLINE), f"{ref_qps:.0f}"])

@@ -34,7 +34,8 @@ from .metrics import evaluate, table
 NOW = datetime(2026, 11, 22, tzinfo=timezone.utc)  # fixed: recency and retention are reproducible
 SEARCH = [R @ 10, R(rel=2) @ 10, RR, nDCG @ 10]
 # The semantic channel, as `memindex search` runs it with `semantic.enabled` (the real model).
-SEMANTIC_NAME = "fts5_bm25 + semantic (RRF k=60)"
+SEMANTIC_NAME = "fts5_bm25 + semantic (product defaults)"
+RRF_NAME = "fts5_bm25 + semantic, search fused by RRF k=60 (baseline)"
 SEMANTIC_CFG = parse_config({"semantic": {"enabled": True}})
 
 
@@ -64,16 +65,17 @@ class Strategy:
 
     def __init__(self, name: str, config: dict | None = None, params: dict | None = None,
                  legacy_inject: int | None = None, min_results: int = 0, related: bool = True,
-                 semantic: bool = False):
+                 semantic: bool = False, fusion: str = "minmax"):
         self.name = name
         self.related = related  # on-demand search as `memindex search` runs it
         self.min_results = min_results
         self.cfg = parse_config(config or {})
         self.params = Params.from_config(self.cfg).replace(**(params or {}))
         self.legacy_inject = legacy_inject
-        # with the real model: search fuses BM25 with its dense ranking (RRF), and the
+        # with the real model: search fuses BM25 with its dense ranking, and the
         # injection policy gets the worker's view of the prompt (rule 6)
         self.semantic = semantic
+        self.fusion = fusion  # how search fuses the channels: "minmax" (the product) or "rrf" (the baseline)
         self._dense: tuple[object, object] | None = None  # (connection, its in-process dense channel)
 
     def inject(self, conn, prompt: str, turns: list[str]) -> list[str]:
@@ -104,7 +106,7 @@ class Strategy:
             from memindex.semantic.fusion import fused_search
 
             hits, _ = fused_search(conn, text, self.dense(conn), limit=10, params=self.params,
-                                   filters=Filters.from_config(self.cfg), now=NOW)
+                                   filters=Filters.from_config(self.cfg), now=NOW, method=self.fusion)
             return [(h.path, h.score) for h in hits]
         hits = search(conn, text, limit=10, params=self.params, filters=Filters.from_config(self.cfg), now=NOW,
                       related=self.related)
@@ -136,6 +138,7 @@ def strategies(variants: bool, semantic: bool = False) -> list[Strategy]:
     ]
     if semantic:
         out.append(Strategy(SEMANTIC_NAME, semantic=True))
+        out.append(Strategy(RRF_NAME, semantic=True, fusion="rrf"))
         if variants:
             out.append(Strategy(SEMANTIC_NAME + ", no cosine gap", {"semantic": {"max_cosine_gap": 2.0}}, semantic=True))
     if variants:
