@@ -193,7 +193,7 @@ def on_prompt(data: dict) -> str:
     cfg = load_config(root)
     for warning in cfg.warnings:
         note(f"config: {warning}")
-    from .inject import needs_context, wants_injection
+    from .prompt import needs_context, wants_injection
 
     if not wants_injection(prompt, cfg):
         return ""
@@ -271,7 +271,7 @@ def _ask_worker(root, prompt: str, turns: list[str], cfg):
     per SPAWN_GUARD_S), once this prompt's answer is ready."""
     from .semantic import client
 
-    from .inject import dense_text
+    from .prompt import dense_text
 
     pending = client.begin(root, dense_text(prompt, turns), k=DENSE_K, budget_s=cfg["semantic.hook_budget_ms"] / 1000.0)
     if pending is None:  # silent, as without the semantic channel; only a hostile socket folder is said
@@ -281,9 +281,12 @@ def _ask_worker(root, prompt: str, turns: list[str], cfg):
             note(f"semantic worker not used: {client.runtime_dir()} is not a private folder of this user")
         return None
 
-    from .inject import worker_view
+    def collect(rowids: list[int]):
+        from .inject import worker_view  # loaded by then: the policy is the caller
 
-    return worker_view(pending)
+        return worker_view(pending)(rowids)
+
+    return collect
 
 
 def on_post_tool_use(data: dict) -> str:

@@ -34,7 +34,7 @@ from .hits import Hit
 from .index import reads
 from .index.reads import file_key
 from .query import Filters, Params, QueryPlan, coverage, latest, plan_query, search
-from .text import query_terms
+from .prompt import enrich, wants_injection
 
 TYPE_CHECKING = False  # annotations only (typing and datetime cost the hook milliseconds)
 if TYPE_CHECKING:
@@ -108,35 +108,6 @@ def intent_of(prompt: str) -> str | None:
         if any(w in low for w in words) and any(re.search(p, prompt, re.IGNORECASE) for p in patterns):
             return name
     return None
-
-
-def dense_text(prompt: str, turns: Sequence[str]) -> str:
-    """What the semantic model reads for a prompt: the prompt first (it reads 256 tokens),
-    then the earlier user turns, latest first."""
-    return "\n".join([prompt, *reversed(turns)])
-
-
-def wants_injection(prompt: str, cfg: Config) -> bool:
-    """Is injection on, and is the prompt long enough to be worth a look?"""
-    if not cfg["retrieval.enabled"] or cfg["retrieval.max_inject"] <= 0:
-        return False
-    return len(prompt.strip()) >= cfg["retrieval.min_prompt_chars"]
-
-
-def needs_context(prompt: str, cfg: Config) -> bool:
-    """Should earlier user turns enrich this prompt? Only short ones ("fix that again"):
-    more terms would dilute a specific prompt."""
-    if not cfg["retrieval.transcript_context.enabled"]:
-        return False
-    return len(query_terms(prompt)) <= cfg["retrieval.transcript_context.max_prompt_terms"]
-
-
-def enrich(prompt: str, turns: Sequence[str], cfg: Config) -> str:
-    """The prompt preceded by the last user turns, when it needs them."""
-    if not turns or not needs_context(prompt, cfg):
-        return prompt
-    keep = list(turns)[-cfg["retrieval.transcript_context.max_turns"]:]
-    return "\n".join([*keep, prompt])
 
 
 def select_for_injection(

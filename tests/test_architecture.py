@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memindex"
 # What the prompt hook may load (it runs `python3 -I -S`: standard library and these).
 HOOK_ALLOWED = {
     "memindex", "memindex.hook", "memindex.paths", "memindex.defaults", "memindex.errors", "memindex.config",
-    "memindex.inject", "memindex.query", "memindex.legacy", "memindex.hits", "memindex.text", "memindex.render",
+    "memindex.inject", "memindex.prompt", "memindex.query", "memindex.legacy", "memindex.hits", "memindex.text", "memindex.render",
     "memindex.transcript", "memindex.index", "memindex.index.db", "memindex.index.rows", "memindex.index.reads",
     "memindex.index.vectors", "memindex.semantic", "memindex.semantic.client", "memindex.cjk", "memindex.cjk_search",
     "memindex.watch", "memindex.watch.marker", "memindex.rootfs",

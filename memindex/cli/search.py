@@ -129,7 +129,8 @@ def _fused(conn, root: str, cfg: Config, text: str, limit: int, params, filters)
 def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """What the prompt hook would inject for a prompt, and the rule that kept or dropped
     each memory it considered, with the setting to change."""
-    from ..inject import decide, dense_text, worker_view
+    from ..inject import decide, worker_view
+    from ..prompt import dense_text
     from ..paths import display_prefix
     from ..reader import open_fresh_reader
 

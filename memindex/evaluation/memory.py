@@ -22,7 +22,8 @@ from ir_measures import RR, R, nDCG
 
 from memindex import index
 from memindex.config import Config, parse_config
-from memindex.inject import auto_inject, enrich
+from memindex.inject import auto_inject
+from memindex.prompt import enrich
 from memindex.legacy import match as legacy_match
 from memindex.query import Filters, Params, search
 from memindex.render import memory_context
@@ -115,7 +116,8 @@ class Strategy:
     def worker_view(self, conn, prompt: str, turns: list[str]):
         """What the resident worker would tell the hook (the same model, in this process)."""
         from memindex.defaults import DENSE_K
-        from memindex.inject import Dense, dense_text
+        from memindex.inject import Dense
+        from memindex.prompt import dense_text
 
         channel, text = self.dense(conn), dense_text(prompt, turns)
         return lambda rowids: Dense(channel.cosines(text, rowids), channel(text, None, False, DENSE_K) or [])
