@@ -83,11 +83,25 @@ def _command_name(argv: Sequence[str]) -> str | None:
     return None
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter given the terminal width up front: left to itself it imports
+    shutil (and with it zlib, bz2, lzma, fnmatch: 3 ms) in every process, because
+    `add_argument` builds a formatter to check each option."""
+
+    def __init__(self, prog: str) -> None:
+        try:
+            columns = int(os.environ.get("COLUMNS") or os.get_terminal_size(sys.stdout.fileno()).columns)
+        except (OSError, ValueError):
+            columns = 80
+        super().__init__(prog, width=max(columns, 40) - 2)
+
+
 def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
     """The parser: full options for `wanted`'s module, or a help line for every command."""
     parser = argparse.ArgumentParser(
         prog="memindex",
         description="Persistent full-text index of a project's .claude/memory files.",
+        formatter_class=_Formatter,
     )
     parser.add_argument("--version", action="version", version=f"memindex {__version__}")
     parser.add_argument(
@@ -103,7 +117,7 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
         help_text = COMMANDS[name][1]
         p = sub.add_parser(
             name, help=help_text, description=help_text,
-            epilog=f"example: {example}" if example else None,
+            epilog=f"example: {example}" if example else None, formatter_class=_Formatter,
         )
         if json_flag:
             p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -114,7 +128,7 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
         importlib.import_module(f"{__package__}.{module_name}").register(add)
         return parser
     for name, (_, help_text, _) in COMMANDS.items():  # `memindex --help`, a typo: the list
-        sub.add_parser(name, help=help_text, add_help=False)
+        sub.add_parser(name, help=help_text, add_help=False, formatter_class=_Formatter)
     return parser
 
 
