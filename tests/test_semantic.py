@@ -237,6 +237,8 @@ def test_damaged_vectors_are_left_out_by_readers_and_recomputed_by_rebuild(memor
 
 
 def test_a_model_folder_that_fails_to_load_is_a_model_error(tmp_path: Path) -> None:
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("safetensors")
     from memindex.errors import ModelError
     from memindex.semantic.model import load
 
