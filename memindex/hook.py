@@ -269,9 +269,8 @@ def _ask_worker(root, prompt: str, turns: list[str], cfg):
     (within semantic.hook_budget_ms in all), None when the worker cannot be asked, or
     _ABSENT when there is none: the hook then starts one for the next prompt (at most once
     per SPAWN_GUARD_S), once this prompt's answer is ready."""
-    from .semantic import client
-
     from .prompt import dense_text
+    from .semantic import client
 
     pending = client.begin(root, dense_text(prompt, turns), k=DENSE_K, budget_s=cfg["semantic.hook_budget_ms"] / 1000.0)
     if pending is None:  # silent, as without the semantic channel; only a hostile socket folder is said

@@ -4,7 +4,8 @@
     python scripts/eval_memory.py                      # harbor, atlas, LoCoMo: one table
     python scripts/eval_memory.py --sets harbor atlas  # some of them
     python scripts/eval_memory.py --set evalsets/harbor [--kinds] [--variants]   # one set in depth
-    python scripts/eval_memory.py --semantic           # plus search fused with the embedding model
+    python scripts/eval_memory.py --semantic           # plus the semantic channel (search fusion, the worker's view)
+    python scripts/eval_memory.py --sessions           # tokens per multi-turn session, session awareness on and off
 
 Auto-inject (what the prompt hook injects): precision of injected memories, recall of the
 grade-2 ("must inject") memories, share of negative prompts that got an injection, silent
@@ -31,7 +32,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", action="store_true", help="also run the old keyword matcher")
     parser.add_argument("--semantic", action="store_true",
                         help="also run the policy with the semantic worker's view and search fused with the real embedding model (needs the model installed)")
+    parser.add_argument("--sessions", action="store_true",
+                        help="tokens injected over multi-turn sessions, with and without session awareness")
     args = parser.parse_args(argv)
+    if args.sessions:
+        from memindex.evaluation.sessions import evaluate_sessions
+
+        evaluate_sessions()
+        return 0
     if args.set:
         evaluate_set(args.set, variants=args.variants, kinds=args.kinds, semantic=args.semantic)
         return 0

@@ -141,3 +141,26 @@ def test_generated_stores_are_valid_and_deterministic(tmp_path: Path) -> None:
     before = a[0].read_bytes()
     genstore.modify_one(a[0], seed=1)
     assert a[0].read_bytes() != before and validate_memory(json.loads(a[0].read_text()), a[0].relative_to(root).as_posix()) == []
+
+
+def test_session_replay_counts_what_session_awareness_saves(tiny_set: Path, tmp_path: Path) -> None:
+    """The sessions evaluation replays turns through a real transcript: without
+    skip_injected the PgBouncer decision comes back on the follow-up, with it it does not."""
+    from memindex import index
+    from memindex.config import Config, parse_config
+    from memindex.evaluation.sessions import replay
+    from memindex.sync import sync
+
+    root = tiny_set / ".claude" / "memory"
+    sync(root, Config())
+    turns = ["postgres on RDS refuses connections, max_connections reached, pgbouncer?",
+             "so is pgbouncer pooling what caps the RDS connections?"]
+    conn = index.open_reader(root)
+    try:
+        off = replay(conn, turns, parse_config({"retrieval": {"skip_injected": False}}), tmp_path / "off.jsonl")
+        on = replay(conn, turns, parse_config({}), tmp_path / "on.jsonl")
+    finally:
+        conn.close()
+    assert off[1] == 2 and off[2] == 1  # injected on both turns: once again
+    assert on[1] == 1 and on[2] == 0 and on[0] < off[0]
+    assert '"hook_success"' in (tmp_path / "on.jsonl").read_text()
