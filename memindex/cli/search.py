@@ -89,6 +89,7 @@ def _fused(conn, root: str, cfg: Config, text: str, limit: int, params, filters)
 
     from ..errors import ModelError, ModelNotFound
     from ..semantic.fusion import InProcess, Worker, fused_search
+    from ..semantic.matrix import skipped_note
 
     worker = Worker(root, budget_s=1.0)
 
@@ -96,8 +97,6 @@ def _fused(conn, root: str, cfg: Config, text: str, limit: int, params, filters)
         ranked = worker(text, allowed, include_inactive, k)
         if ranked is not None:
             if worker.skipped:
-                from ..semantic.matrix import skipped_note
-
                 err(f"semantic worker: {skipped_note(worker.skipped)}")
             return ranked
         from ..index.vectors import count_missing
@@ -111,8 +110,6 @@ def _fused(conn, root: str, cfg: Config, text: str, limit: int, params, filters)
             return None
         channel = InProcess(conn, embedder)
         ranked = channel(text, allowed, include_inactive, k)
-        from ..semantic.matrix import skipped_note
-
         missing = count_missing(conn)
         loaded = f"no semantic worker: loaded the model in this process ({time.perf_counter() - started:.1f} s)"
         if ranked is None:
