@@ -200,8 +200,15 @@ def on_prompt(data: dict) -> str:
     transcript = data.get("transcript_path")
     if not isinstance(transcript, str) or not transcript:
         transcript = None  # nothing to read: the transcript module is not even loaded
-    turns: list[str] = []
-    if transcript and needs_context(prompt, cfg):
+    want_turns = transcript is not None and needs_context(prompt, cfg)
+    want_session = transcript is not None and (cfg["retrieval.skip_injected"] or cfg["retrieval.file_anchors"])
+    tail, turns, session = None, [], None
+    if want_turns or want_session:
+        from .transcript import read_tail
+
+        scan = cfg["retrieval.transcript_context.scan_bytes"] if want_session else 0
+        tail = read_tail(transcript, max(scan, cfg["retrieval.transcript_context.tail_bytes"] if want_turns else 0))
+    if want_turns:
         from .transcript import recent_user_turns
 
         turns = recent_user_turns(
@@ -209,24 +216,27 @@ def on_prompt(data: dict) -> str:
             max_turns=cfg["retrieval.transcript_context.max_turns"],
             tail_bytes=cfg["retrieval.transcript_context.tail_bytes"],
             skip=prompt,
+            tail=tail,
         )
     dense = _ask_worker(root, prompt, turns, cfg) if cfg["semantic.enabled"] else None  # it embeds meanwhile
-    session = None
-    if transcript:
+    if want_session:
         from .transcript import read_session
 
-        session = read_session(transcript, cfg["retrieval.transcript_context.scan_bytes"], FILES_TAIL_BYTES)
-    context = (turns, session, dense if dense is not _ABSENT else None)
+        session = read_session(transcript, cfg["retrieval.transcript_context.scan_bytes"], FILES_TAIL_BYTES, tail)
+    from .paths import display_prefix
+
+    prefix = display_prefix(root)
+    options = {"turns": turns, "session": session, "dense": dense if dense is not _ABSENT else None, "shown_prefix": prefix}
     import sqlite3
 
     from . import index
 
     try:
-        hits = _answer(root, prompt, cfg, context)
+        hits = _answer(root, prompt, cfg, options)
     except index.IndexUnavailable as exc:
         if not build_missing_index(root):
             raise Quiet(str(exc)) from None
-        hits = _answer(root, prompt, cfg, context)
+        hits = _answer(root, prompt, cfg, options)
     except sqlite3.DatabaseError as exc:
         if not index.is_corruption(exc):
             raise
@@ -235,11 +245,10 @@ def on_prompt(data: dict) -> str:
         note(f"the index is damaged ({exc})")
         if not build_missing_index(root, rebuild=True):
             raise Quiet("a rebuild was started") from None
-        hits = _answer(root, prompt, cfg, context)
+        hits = _answer(root, prompt, cfg, options)
     from .render import memory_context
-    from .paths import display_prefix
 
-    block = memory_context(hits, display_prefix(root))
+    block = memory_context(hits, prefix)
     if dense is _ABSENT:  # started after the answer: the new worker's start-up does not slow this prompt
         from .semantic import client
 
@@ -247,18 +256,16 @@ def on_prompt(data: dict) -> str:
     return block
 
 
-def _answer(root, prompt: str, cfg, context) -> list:
+def _answer(root, prompt: str, cfg, options: dict) -> list:
     """What to inject, from a read-only connection (a stale index is refreshed for next time)."""
     from . import index
     from .inject import auto_inject
-    from .paths import display_prefix
 
-    turns, session, dense = context
     conn = index.open_reader(root, busy_ms=1000)
     try:
         if index.is_stale(conn, root):
             spawn_sync(root)
-        return auto_inject(conn, prompt, cfg, turns=turns, session=session, shown_prefix=display_prefix(root), dense=dense)
+        return auto_inject(conn, prompt, cfg, **options)
     finally:
         conn.close()
 

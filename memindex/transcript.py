@@ -43,30 +43,64 @@ def _user_text(entry: object) -> str | None:
     return text
 
 
-def recent_user_turns(path: object, max_turns: int = 3, tail_bytes: int = 65_536, skip: str | None = None) -> list[str]:
-    """Up to `max_turns` user turns, oldest first. The window doubles (up to 4 MiB) while
-    the tail holds only tool output. `skip` drops the current prompt if already written."""
-    if not isinstance(path, str) or not path or max_turns <= 0:
-        return []
+class Tail:
+    """The end of a transcript, read once: `data` starts at byte `start` of the file."""
+
+    __slots__ = ("data", "start")
+
+    def __init__(self, data: bytes, start: int) -> None:
+        self.data, self.start = data, start
+
+    def last(self, nbytes: int) -> Tail | None:
+        """The last `nbytes` of the file from this copy, or None when it holds fewer and
+        the file goes back further."""
+        if nbytes >= len(self.data) and self.start > 0:
+            return None
+        cut = max(0, len(self.data) - nbytes)
+        return Tail(self.data[cut:], self.start + cut)
+
+
+def read_tail(path: object, nbytes: int) -> Tail | None:
+    """The last `nbytes` of a transcript; None if it is not a readable regular file (a FIFO
+    or a device must not stall a prompt: opened non-blocking, never read)."""
+    if not isinstance(path, str) or not path:
+        return None
     try:
-        # Non-blocking and regular files only: a FIFO or a device must not stall a prompt.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as fh:
             st = os.fstat(fh.fileno())
             if not stat.S_ISREG(st.st_mode):
-                return []
-            size = st.st_size
-            window = max(1024, tail_bytes)
-            while True:
-                start = max(0, size - window)
-                fh.seek(start)
-                chunk = fh.read(size - start)
-                turns = _parse_tail(chunk, start > 0, skip)
-                if len(turns) >= max_turns or start == 0 or window >= _MAX_WINDOW:
-                    return turns[-max_turns:]
-                window *= 2
+                return None
+            start = max(0, st.st_size - nbytes)
+            fh.seek(start)
+            return Tail(fh.read(st.st_size - start), start)
     except (OSError, ValueError, MemoryError):
+        return None
+
+
+def _window(path: object, tail: Tail | None, nbytes: int) -> Tail | None:
+    """The last `nbytes`, from `tail` when it holds them, else read from the file."""
+    got = tail.last(nbytes) if tail is not None else None
+    return got if got is not None else read_tail(path, nbytes)
+
+
+def recent_user_turns(
+    path: object, max_turns: int = 3, tail_bytes: int = 65_536, skip: str | None = None, tail: Tail | None = None
+) -> list[str]:
+    """Up to `max_turns` user turns, oldest first. The window doubles (up to 4 MiB) while
+    the tail holds only tool output. `skip` drops the current prompt if already written.
+    `tail`: the end of the file already read (the hook reads it once for every reader)."""
+    if max_turns <= 0:
         return []
+    window = max(1024, tail_bytes)
+    while True:
+        got = _window(path, tail, window)
+        if got is None:
+            return []
+        turns = _parse_tail(got.data, got.start > 0, skip)
+        if len(turns) >= max_turns or got.start == 0 or window >= _MAX_WINDOW:
+            return turns[-max_turns:]
+        window *= 2
 
 
 def _parse_tail(chunk: bytes, partial_first: bool, skip: str | None) -> list[str]:
@@ -106,24 +140,16 @@ class Session:
         self.files: list[str] = []  # files read or edited, newest last
 
 
-def read_session(path: object, scan_bytes: int, files_bytes: int) -> Session:
+def read_session(path: object, scan_bytes: int, files_bytes: int, tail: Tail | None = None) -> Session:
     """Memories injected in the last `scan_bytes` of the transcript (older ones may be
     injected again: the conversation was likely compacted since), and files touched by
-    tool calls in its last `files_bytes`. Only lines that can hold them are parsed."""
+    tool calls in its last `files_bytes`. Only lines that can hold them are parsed.
+    `tail`: the end of the file already read."""
     session = Session()
-    if not isinstance(path, str) or not path:
+    got = _window(path, tail, scan_bytes)
+    if got is None:
         return session
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                return session
-            start = max(0, st.st_size - scan_bytes)
-            fh.seek(start)
-            chunk = fh.read(st.st_size - start)
-    except (OSError, ValueError, MemoryError):
-        return session
+    chunk = got.data
     files_from = max(0, len(chunk) - files_bytes)
     offset = 0
     for line in chunk.split(b"\n"):

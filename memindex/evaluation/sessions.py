@@ -18,6 +18,7 @@ from pathlib import Path
 
 from memindex import index
 from memindex.config import Config, parse_config
+from memindex.defaults import FILES_TAIL_BYTES
 from memindex.inject import decide
 from memindex.render import memory_context
 from memindex.sync import sync
@@ -52,7 +53,7 @@ def replay(conn, turns: list[str], cfg: Config, path: Path) -> tuple[int, int, i
     for i, turn in enumerate(turns):
         earlier = recent_user_turns(str(path), max_turns=cfg["retrieval.transcript_context.max_turns"],
                                     tail_bytes=cfg["retrieval.transcript_context.tail_bytes"], skip=turn)
-        session = read_session(str(path), cfg["retrieval.transcript_context.scan_bytes"], 65_536)
+        session = read_session(str(path), cfg["retrieval.transcript_context.scan_bytes"], FILES_TAIL_BYTES)
         hits = decide(conn, turn, cfg, turns=earlier, session=session, shown_prefix=PREFIX, now=NOW).hits
         block = memory_context(hits, PREFIX)
         chars += len(block)
