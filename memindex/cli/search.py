@@ -67,10 +67,9 @@ def _embedded(conn, root: str, cfg: Config, allow_sync: bool, progress: bool):
 
     from .. import index
     from ..errors import IndexUnavailable, LockTimeout
-    from ..index import vectors
+    from ..semantic.vectors import needs_embedding
 
-    model = str(cfg["semantic.model"])
-    if not allow_sync or (vectors.model_info(conn)["embed_source"] == model and vectors.count_missing(conn) == 0):
+    if not allow_sync or not needs_embedding(conn, str(cfg["semantic.model"])):
         return conn
     conn.close()
     from ..sync import sync
@@ -110,13 +109,13 @@ def _fused(conn, root: str, cfg: Config, text: str, limit: int, params, filters)
             return None
         channel = InProcess(conn, embedder)
         ranked = channel(text, allowed, include_inactive, k)
-        missing = count_missing(conn)
         loaded = f"no semantic worker: loaded the model in this process ({time.perf_counter() - started:.1f} s)"
         if ranked is None:
             err(channel.problem + ", BM25 only" if channel.problem else loaded)
         elif channel.matrix.skipped:  # the problem first: it is what the line is about
             err(f"{skipped_note(channel.matrix.skipped)}; {loaded}")
         else:
+            missing = count_missing(conn)
             err(loaded + (f"; {missing} memories have no vector yet (run `memindex sync`)" if missing else ""))
         return ranked
 

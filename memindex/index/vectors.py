@@ -45,7 +45,7 @@ def _bump(conn: sqlite3.Connection) -> None:
 
 
 def model_info(conn: sqlite3.Connection) -> dict[str, object]:
-    """`embed_model`, `embed_dim`, `embed_source` as stored (absent keys: None)."""
+    """`embed_model`, `embed_dim`, `embed_source`, `embed_check` as stored (absent keys: None)."""
     found = dict(conn.execute(f"SELECT key, value FROM meta WHERE key IN {IN_LIST}", (json_list(META_KEYS),)))
     out: dict[str, object] = {}
     for key in META_KEYS:

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from ..hits import Hit
 from ..index import reads, vectors
 from ..query import Filters, Params, _where, search
+from .matrix import Snapshot, load_snapshot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -129,48 +130,15 @@ def fused_search(
 # --- the dense channel in this process ----------------------------------------------------
 
 
-class Matrix:
-    """The index's vectors as one (n, dim) float32 matrix, reloaded when `vectors_version`
-    moves; `rowids` in the same order."""
-
-    def __init__(self) -> None:
-        self.key: tuple[str, int] | None = None
-        self.rowids: "np.ndarray | None" = None
-        self.data: "np.ndarray | None" = None
-        self.skipped = 0  # damaged stored vectors left out
-
-    def load(self, conn: sqlite3.Connection, dim: int) -> None:
-        from .matrix import read_vectors
-
-        path = conn.execute("PRAGMA database_list").fetchone()[2]
-        key = (path, vectors.version(conn))
-        if key == self.key:
-            return
-        self.rowids, self.data, self.skipped = read_vectors(conn, dim)
-        self.key = key
-
-
-def top_k(scores: "np.ndarray", k: int) -> "np.ndarray":
-    """Indices of the `k` largest scores, best first (ties by position: deterministic)."""
-    import numpy as np
-
-    if k <= 0 or scores.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    if k < scores.size:  # every score tied with the k-th takes part: the lowest positions win
-        part = np.flatnonzero(scores >= -np.partition(-scores, k - 1)[k - 1])
-    else:
-        part = np.arange(scores.size)
-    return part[np.lexsort((part, -scores[part]))][:k]
-
-
 class InProcess:
     """The dense channel with the model loaded in this process (`embedder`: anything with
-    `embed`, `identity` and `dim`). Returns None when the index holds no vectors of this
-    model (never synced with it: cosines against another model's vectors mean nothing)."""
+    `embed`, `identity` and `dim`), over the index's vectors as one `matrix.Snapshot`
+    (reloaded when `vectors_version` moves). Returns None when the index holds no vectors
+    of this model (never synced with it: cosines against another model's mean nothing)."""
 
     def __init__(self, conn: sqlite3.Connection, embedder) -> None:
         self.conn, self.embedder = conn, embedder
-        self.matrix = Matrix()
+        self.matrix: Snapshot | None = None
         self.queries: dict[str, "np.ndarray"] = {}  # query text -> vector (the evaluation repeats queries)
         self.problem: str | None = None
 
@@ -180,6 +148,11 @@ class InProcess:
             vec = self.queries[text] = self.embedder.embed([text])[0]
         return vec
 
+    def snapshot(self) -> Snapshot:
+        if self.matrix is None or self.matrix.version != vectors.version(self.conn):
+            self.matrix = load_snapshot(self.conn, int(self.embedder.dim))
+        return self.matrix
+
     def __call__(self, text: str, allowed: list[int] | None, include_inactive: bool, k: int):
         import numpy as np
 
@@ -187,26 +160,17 @@ class InProcess:
         if info["embed_model"] != self.embedder.identity:
             self.problem = "the index holds no vectors of this model (run `memindex sync`)"
             return None
-        m = self.matrix
-        m.load(self.conn, int(self.embedder.dim))
-        if allowed is None and not include_inactive:
-            allowed = vectors.candidates(self.conn)  # the active memories
-        keep = None if allowed is None else np.isin(m.rowids, np.asarray(allowed, dtype=np.int64))
-        rowids, data = (m.rowids, m.data) if keep is None else (m.rowids[keep], m.data[keep])
-        scores = data @ self.vector(text)
-        best = top_k(scores, k)
-        return [(int(rowids[i]), float(scores[i])) for i in best if scores[i] > 0]  # orthogonal: no evidence
+        snap = self.snapshot()
+        if allowed is not None:
+            mask = np.isin(snap.rowids, np.asarray(allowed, dtype=np.int64))
+        else:
+            mask = None if include_inactive else snap.active
+        return [(r, c) for r, c in snap.top(self.vector(text), k, mask) if c > 0]  # orthogonal: no evidence
 
     def cosines(self, text: str, rowids: Sequence[int]) -> dict[int, float]:
         """Cosine of each of these memories (that has a vector) to `text`: what the worker
         answers the hook about its lexical candidates."""
-        import numpy as np
-
-        m = self.matrix
-        m.load(self.conn, int(self.embedder.dim))
-        pos = np.flatnonzero(np.isin(m.rowids, np.asarray(list(rowids), dtype=np.int64)))
-        scores = m.data[pos] @ self.vector(text)
-        return {int(m.rowids[i]): float(c) for i, c in zip(pos, scores)}
+        return self.snapshot().cosines(self.vector(text), rowids)
 
 
 # --- the dense channel from the resident worker --------------------------------------------
@@ -231,17 +195,15 @@ class Worker:
                 if reply is None:
                     return None
                 pairs = [(int(r), float(c)) for r, c in dict(reply["cos"]).items()]
-                wanted = set(allowed)
-                pairs = [p for p in pairs if p[0] in wanted]
             else:
                 want = k if allowed is None else client.K_MAX  # filtered after: ask for more
                 reply = client.query(self.root, text, k=want, rowids=(), budget_s=self.budget_s, active=active)
                 if reply is None:
                     return None
                 pairs = [(int(r), float(c)) for r, c in reply["top"]]
-                if allowed is not None:
-                    wanted = set(allowed)
-                    pairs = [p for p in pairs if p[0] in wanted]
+            if allowed is not None:
+                wanted = set(allowed)
+                pairs = [p for p in pairs if p[0] in wanted]
             skipped = reply.get("skipped", 0)
             self.skipped = skipped if isinstance(skipped, int) and not isinstance(skipped, bool) else 0
         except (KeyError, TypeError, ValueError, AttributeError):

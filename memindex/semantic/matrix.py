@@ -19,37 +19,45 @@ from .. import index
 from ..index import vectors
 
 
-class Snapshot:
-    """Vectors of one `vectors_version`: rowids in ascending order, their rows, and which
-    are active memories."""
+def top_k(scores: Any, k: int) -> Any:
+    """Indices of the `k` largest scores, best first (ties by position: deterministic)."""
+    import numpy as np
 
-    def __init__(self, version: int, rowids: Any, matrix: Any, active: Any, note: str = "") -> None:
+    if k <= 0 or scores.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if k < scores.size:  # every score tied with the k-th takes part: the lowest positions win
+        part = np.flatnonzero(scores >= -np.partition(-scores, k - 1)[k - 1])
+    else:
+        part = np.arange(scores.size)
+    return part[np.lexsort((part, -scores[part]))][:k]
+
+
+class Snapshot:
+    """Vectors of one `vectors_version`: rowids in ascending order, their rows, which are
+    active memories, and how many stored vectors were left out as damaged."""
+
+    def __init__(self, version: int, rowids: Any, matrix: Any, active: Any, note: str = "", skipped: int = 0) -> None:
         self.version, self.rowids, self.matrix, self.active, self.note = version, rowids, matrix, active, note
-        self.skipped = 0  # damaged stored vectors left out (matrix.read_vectors)
+        self.skipped = skipped
 
     @property
     def docs(self) -> int:
         return int(len(self.rowids))
 
-    def top(self, vec: Any, k: int, active_only: bool = False) -> list[list[float]]:
-        """[[rowid, cosine], ...] of the `k` nearest rows, best first."""
+    def top(self, vec: Any, k: int, mask: Any = None) -> list[tuple[int, float]]:
+        """[(rowid, cosine)] of the `k` nearest rows (among those `mask` keeps), best first."""
         import numpy as np
 
         if k <= 0 or not len(self.rowids):
             return []
         scores = self.matrix @ vec
-        if active_only:
-            scores = np.where(self.active, scores, np.float32(-np.inf))
-            k = min(k, int(self.active.sum()))
-        k = min(k, len(scores))
-        if k <= 0:
-            return []
-        idx = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
-        idx = idx[np.argsort(-scores[idx], kind="stable")]
-        return [[int(self.rowids[i]), round(float(scores[i]), 6)] for i in idx]
+        if mask is not None:
+            scores = np.where(mask, scores, np.float32(-np.inf))
+            k = min(k, int(mask.sum()))
+        return [(int(self.rowids[i]), float(scores[i])) for i in top_k(scores, k)]
 
-    def cosines(self, vec: Any, rowids: Sequence[int]) -> dict[str, float]:
-        """{"rowid": cosine} of the given rowids that have a vector."""
+    def cosines(self, vec: Any, rowids: Sequence[int]) -> dict[int, float]:
+        """{rowid: cosine} of the given rowids that have a vector."""
         import numpy as np
 
         if not len(rowids) or not len(self.rowids):
@@ -59,7 +67,21 @@ class Snapshot:
         pos = np.minimum(pos, len(self.rowids) - 1)
         found = self.rowids[pos] == wanted
         scores = self.matrix[pos[found]] @ vec
-        return {str(int(r)): round(float(s), 6) for r, s in zip(wanted[found], scores)}
+        return {int(r): float(s) for r, s in zip(wanted[found], scores)}
+
+
+def load_snapshot(conn: Any, dim: int) -> Snapshot:
+    """The index's vectors as one Snapshot, read in one transaction with the statuses."""
+    import numpy as np
+
+    conn.execute("BEGIN")  # one snapshot of the index for the vectors and the statuses
+    try:
+        version = vectors.version(conn)
+        ids, matrix, skipped = read_vectors(conn, dim)
+        active_ids = vectors.candidates(conn)
+    finally:
+        conn.execute("COMMIT")
+    return Snapshot(version, ids, matrix, np.isin(ids, np.asarray(active_ids, dtype=np.int64)), skipped=skipped)
 
 
 NORM_TOLERANCE = 1e-3  # the models write L2-normalised rows (or zeros): longer ones are damage
@@ -105,8 +127,6 @@ class VectorSource:
         self.conn = None
         self.ident: tuple[int, int] | None = None  # (st_dev, st_ino) of the open index
         self.snapshot = empty(dim, note="not loaded")
-        self.checked = 0.0
-        self.reloads = 0
         self._lock = threading.Lock()
 
     def current(self) -> Snapshot:
@@ -118,7 +138,6 @@ class VectorSource:
             except Exception as exc:  # a damaged or vanished index: serve nothing, look again next time
                 self._close()
                 self.snapshot = empty(self.dim, note=f"index unavailable: {type(exc).__name__}: {exc}")
-            self.checked = time.monotonic()
         return self.snapshot
 
     def _check(self) -> None:
@@ -136,31 +155,19 @@ class VectorSource:
         version = vectors.version(self.conn)
         if version != self.snapshot.version:
             self.snapshot = self._load(version)
-            self.reloads += 1
 
     def _load(self, version: int) -> Snapshot:
-        import numpy as np
-
         conn = self.conn
         assert conn is not None
         start = time.perf_counter()
         info = vectors.model_info(conn)
         if info.get("embed_model") not in (None, self.identity):
             return empty(self.dim, version, f"vectors of another model ({info.get('embed_model')}); a sync recomputes them")
-        conn.execute("BEGIN")  # one snapshot of the index for the vectors and the statuses
-        try:
-            version = vectors.version(conn)
-            ids, matrix, skipped = read_vectors(conn, self.dim)
-            active_ids = vectors.candidates(conn)
-        finally:
-            conn.execute("COMMIT")
-        active = np.isin(ids, np.asarray(active_ids, dtype=np.int64))
+        snapshot = load_snapshot(conn, self.dim)
         if self.log is not None:
-            self.log("reload", f"{len(ids)} vectors loaded in {(time.perf_counter() - start) * 1000:.0f} ms"
-                     + (f"; {skipped_note(skipped)}" if skipped else ""),
-                     level="warning" if skipped else "debug", docs=len(ids), vectors_version=version)
-        snapshot = Snapshot(version, ids, matrix, active)
-        snapshot.skipped = skipped
+            self.log("reload", f"{snapshot.docs} vectors loaded in {(time.perf_counter() - start) * 1000:.0f} ms"
+                     + (f"; {skipped_note(snapshot.skipped)}" if snapshot.skipped else ""),
+                     level="warning" if snapshot.skipped else "debug", docs=snapshot.docs, vectors_version=snapshot.version)
         return snapshot
 
     def _close(self) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any
 
 from ..defaults import SERVE_SPAWN_MARKER
 from . import client
@@ -27,14 +26,6 @@ def rss_mb() -> float:
 
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         return round(peak / (1048576 if sys.platform == "darwin" else 1024), 1)
-
-
-def load_model(name: str) -> Any:
-    """The embedder `semantic.model` names (`model.load`: a MiniLM, or the stand-in
-    `builtin:hashing`)."""
-    from .model import load
-
-    return load(name)
 
 
 def limit_threads() -> None:

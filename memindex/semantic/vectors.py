@@ -80,6 +80,23 @@ def model_check(identity: object, stamp: str) -> str:
     return hashlib.sha256(f"{identity}\0{stamp}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
+def _same_model(stored: dict[str, object], source: str, stamp: str) -> bool:
+    """Were the stored vectors made by the model `source` names, with these weights?"""
+    return stored["embed_source"] == source and stored["embed_check"] == model_check(stored["embed_model"], stamp)
+
+
+def needs_embedding(conn: sqlite3.Connection, source: str) -> bool:
+    """Would a sync embed anything (memories without a vector of this model)? False when
+    the model cannot be found: a sync would not help, and the search says why."""
+    from .locate import weights_stamp
+
+    try:
+        stamp = weights_stamp(source)
+    except (ModelNotFound, ModelError):
+        return False
+    return not (_same_model(vectors.model_info(conn), source, stamp) and vectors.count_missing(conn) == 0)
+
+
 def embed_missing(conn: sqlite3.Connection, cfg: "Config", progress: bool = False) -> str:
     """Embed the memories without a well-formed vector (the caller holds the writer lock,
     outside any transaction); returns the one-line outcome for the SyncReport. Vectors whose
@@ -92,7 +109,7 @@ def embed_missing(conn: sqlite3.Connection, cfg: "Config", progress: bool = Fals
         stamp = weights_stamp(source)
     except (ModelNotFound, ModelError) as exc:
         return f"not embedded: {exc}"
-    same = stored["embed_source"] == source and stored["embed_check"] == model_check(stored["embed_model"], stamp)
+    same = _same_model(stored, source, stamp)
     if same and vectors.count_missing(conn) == 0:
         return "up to date"  # no model load for a sync that changed nothing
     try:

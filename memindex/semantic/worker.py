@@ -32,7 +32,8 @@ from typing import Any, Callable
 from ..defaults import SERVE_MARKER
 from . import client
 from .matrix import VectorSource
-from .process import Parents, back_off, limit_threads, load_model, rss_mb, semantic_setting
+from .model import load as load_model
+from .process import Parents, back_off, limit_threads, rss_mb, semantic_setting
 
 POOL = 2  # threads answering connections
 BACKLOG = 8  # connections waiting for a thread; more are closed at once
@@ -212,7 +213,8 @@ class Worker:
         if snapshot.note:  # no vectors it can use (another model's, no index): the caller does without
             return _reply(conn, {"ok": False, "error": f"no usable vectors: {snapshot.note}"})
         vec = self.embed(text)
-        top = snapshot.top(vec, max(0, min(k, client.K_MAX)), active_only=request.get("active") is True)
+        mask = snapshot.active if request.get("active") is True else None
+        top = [[r, round(c, 6)] for r, c in snapshot.top(vec, max(0, min(k, client.K_MAX)), mask)]
         rowids = request.get("rowids", [])
         if request.get("defer") is True:  # the rowids follow, once the client has its candidates
             follow = reader.next_json()
@@ -221,7 +223,7 @@ class Worker:
             rowids = follow.get("rowids", [])
         if not isinstance(rowids, list) or not all(isinstance(r, int) and not isinstance(r, bool) for r in rowids):
             return _reply(conn, {"ok": False, "error": "rowids must be a list of integers"})
-        cos = snapshot.cosines(vec, rowids[: client.ROWIDS_MAX])
+        cos = {str(r): round(c, 6) for r, c in snapshot.cosines(vec, rowids[: client.ROWIDS_MAX]).items()}
         return _reply(conn, {"ok": True, "top": top, "cos": cos, "docs": snapshot.docs, "vectors_version": snapshot.version,
                              "skipped": snapshot.skipped})
 
