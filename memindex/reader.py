@@ -24,18 +24,27 @@ def open_fresh_reader(root: str | os.PathLike[str], cfg: Config, allow_sync: boo
     if stale and allow_sync:
         if conn is not None:
             conn.close()
-        try:
-            from .sync import sync  # only when stale: a fresh index costs no writer imports
-
-            sync(root, cfg, lock_timeout=min(float(cfg["index.lock_timeout_s"]), 3.0))
-        except (LockTimeout, IndexUnavailable, sqlite3.Error, OSError) as exc:
-            try:
-                conn = index.open_reader(root)
-            except IndexUnavailable as again:
-                raise IndexUnavailable(f"{again} (the sync before it failed: {exc})") from None
-            print(f"memindex: could not sync first ({exc}); reading the index as it is", file=sys.stderr)
-            return conn
-        conn = index.open_reader(root)
-    elif conn is None:
+        return sync_then_open(root, cfg, "could not sync first", "reading the index as it is")
+    if conn is None:
         conn = index.open_reader(root)  # raises with the reason
     return conn
+
+
+def sync_then_open(
+    root: str | os.PathLike[str], cfg: Config, failed: str, instead: str, progress: bool = False
+) -> sqlite3.Connection:
+    """A sync with a short lock wait, then a read-only connection. When the sync fails
+    (another writer busy, a full disk), the index as it is, and one stderr line
+    `memindex: <failed> (<why>); <instead>`."""
+    try:
+        from .sync import sync  # only when needed: a fresh index costs no writer imports
+
+        sync(root, cfg, lock_timeout=min(float(cfg["index.lock_timeout_s"]), 3.0), progress=progress)
+    except (LockTimeout, IndexUnavailable, sqlite3.Error, OSError) as exc:
+        try:
+            conn = index.open_reader(root)
+        except IndexUnavailable as again:
+            raise IndexUnavailable(f"{again} (the sync before it failed: {exc})") from None
+        print(f"memindex: {failed} ({exc}); {instead}", file=sys.stderr)
+        return conn
+    return index.open_reader(root)

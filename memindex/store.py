@@ -328,18 +328,7 @@ def to_memory(rel: str, data: Any) -> Memory:
         problems=problems,
         successors=successor_refs(data) if status != "active" else [],
     )
-    _check_unicode(mem)
     return mem
-
-
-def _check_unicode(mem: Memory) -> None:
-    """SQLite stores UTF-8: a lone surrogate (valid JSON: "\\ud800") cannot be indexed."""
-    texts = [mem.id, mem.title, mem.body, mem.created_at, mem.updated_at, *mem.tags, *mem.related_files, *mem.successors]
-    try:
-        for text in texts:
-            text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise MemoryFileError("text is not valid Unicode: an unpaired surrogate escape (\\ud800-\\udfff)") from None
 
 
 def load_memory(root: str | os.PathLike[str], rel: str, max_bytes: int) -> tuple[Memory, FileStat]:

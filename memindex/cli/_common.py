@@ -49,6 +49,34 @@ positive_int = bounded(1, 100_000, "", integer=True)
 lock_timeout = bounded(0, 3600, "seconds")
 
 
+def arg_type(convert: Callable[[str], str]) -> Callable[[str], str]:
+    """An argparse type from a library normaliser: its UsageError becomes a usage error."""
+
+    def parse(text: str) -> str:
+        from ..errors import UsageError
+
+        try:
+            return convert(text)
+        except UsageError as exc:
+            raise argparse.ArgumentTypeError(str(exc.args[0])) from None
+
+    return parse
+
+
+def category_arg(text: str) -> str:
+    from ..write.validate import normalize_category  # the validator alone, not the writer
+
+    return arg_type(normalize_category)(text)
+
+
+def category_option(p: argparse.ArgumentParser, required: bool = False) -> None:
+    from ..defaults import CATEGORIES
+
+    p.add_argument(
+        "--category", "-c", type=category_arg, required=required, metavar="CATEGORY", help=f"one of {', '.join(CATEGORIES)}"
+    )
+
+
 def lock_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--lock-timeout", type=lock_timeout, metavar="S",

@@ -8,8 +8,7 @@ import sys
 from ..config import Config
 from ..errors import UsageError, WriteError
 from ..write import find_candidate
-from ._common import AddParser, clean_arg, emit_json
-from .write import category_option
+from ._common import AddParser, category_option, clean_arg, emit_json
 
 
 def register(add: AddParser) -> None:

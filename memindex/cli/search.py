@@ -63,22 +63,13 @@ def _embedded(conn, root: str, cfg: Config, allow_sync: bool, progress: bool):
     """The reader again after a sync when memories have no vector of the configured model
     yet (semantic search just turned on, or an embedding run that stopped): the sync embeds
     them. If another writer is busy, search with the vectors there are."""
-    import sqlite3
-
-    from .. import index
-    from ..errors import IndexUnavailable, LockTimeout
+    from ..reader import sync_then_open
     from ..semantic.vectors import needs_embedding
 
     if not allow_sync or not needs_embedding(conn, str(cfg["semantic.model"])):
         return conn
     conn.close()
-    from ..sync import sync
-
-    try:
-        sync(root, cfg, lock_timeout=min(float(cfg["index.lock_timeout_s"]), 3.0), progress=progress)
-    except (LockTimeout, IndexUnavailable, sqlite3.Error, OSError) as exc:
-        err(f"could not embed the memories first ({exc}); searching the vectors there are")
-    return index.open_reader(root)
+    return sync_then_open(root, cfg, "could not embed the memories first", "searching the vectors there are", progress)
 
 
 def _fused(conn, root: str, cfg: Config, text: str, limit: int, params, filters) -> list[Hit]:

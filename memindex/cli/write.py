@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from ..config import Config
-from ..defaults import CATEGORIES
 from ..errors import MemoryFileError, UsageError, WriteError
 from ..store import parse_json
-from ..write import TRANSITIONS, gc, normalize_category, normalize_hash, save_memory, set_status, update_memory
-from ._common import AddParser, emit_json, err, lock_option
+from ..write import TRANSITIONS, gc, normalize_hash, save_memory, set_status, update_memory
+from ._common import AddParser, arg_type, category_option, emit_json, err, lock_option
 
 PATH_HELP = "the memory: decisions/x.json, .claude/memory/decisions/x.json or a file path"
 EXAMPLES = {
@@ -39,26 +37,7 @@ def register(add: AddParser) -> None:
 # --- argument types and input ---------------------------------------------------------
 
 
-def _arg_type(convert: Callable[[str], str]) -> Callable[[str], str]:
-    """An argparse type from a library normaliser: its UsageError becomes a usage error."""
-
-    def parse(text: str) -> str:
-        try:
-            return convert(text)
-        except UsageError as exc:
-            raise argparse.ArgumentTypeError(str(exc.args[0])) from None
-
-    return parse
-
-
-category_arg = _arg_type(normalize_category)
-hash_arg = _arg_type(normalize_hash)
-
-
-def category_option(p: argparse.ArgumentParser, required: bool = False) -> None:
-    p.add_argument(
-        "--category", "-c", type=category_arg, required=required, metavar="CATEGORY", help=f"one of {', '.join(CATEGORIES)}"
-    )
+hash_arg = arg_type(normalize_hash)
 
 
 def _input_options(p: argparse.ArgumentParser, what: str) -> None:

@@ -14,6 +14,8 @@ first use. watchdog is imported inside functions only: other commands do not pay
 
 from __future__ import annotations
 
+from ..lazy import exports
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .events import Batch
@@ -40,16 +42,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = exports(__name__, _EXPORTS)

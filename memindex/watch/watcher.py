@@ -386,15 +386,7 @@ class Watcher(EventIntake):
         self.log("sync_start", level="debug", trigger=trigger, full=full, changes=len(paths))
         try:
             report = sync(self.root, self.cfg, only=None if full else paths, lock_timeout=self._lock_timeout())
-            if report.rebuilt and not full:  # the index was recreated: a targeted sync is not enough
-                full = True
-                more = sync(self.root, self.cfg, lock_timeout=self._lock_timeout())
-                report.added += more.added
-                report.updated += more.updated
-                report.removed += more.removed
-                report.invalid = more.invalid
-                report.problems.update(more.problems)
-                report.ms += more.ms
+            full = full or bool(report.rebuilt)  # a recreated index: sync read every file, not just these
         except Exception as exc:  # LockTimeout, IndexUnavailable, sqlite3.Error, OSError, ...
             self._failed(batch, exc)
             return
