@@ -20,7 +20,6 @@ from .defaults import (
     HOOK_BUDGET_S as BUDGET_S,
     HOOK_MAX_STDIN as MAX_STDIN,
     LOG_FILE,
-    LOG_MAX_BYTES,
     SPAWN_GUARD_S,
     SPAWN_MARKER,
 )
@@ -71,46 +70,16 @@ def _root_for(path: object):
         raise Quiet(f"no .claude/memory above {_short(path)}") from None
 
 
-def _sync_command(root, paths: list[str] | None, lock_timeout: float, rebuild: bool = False) -> tuple[list[str], dict]:
-    """`python -m memindex sync` for this package, whatever the hook's own sys.path."""
-    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = package_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    cmd = [sys.executable, "-m", "memindex", "--root", str(root), "rebuild" if rebuild else "sync", "--quiet",
-           "--lock-timeout", str(lock_timeout)]
-    if paths and not rebuild:
-        cmd.append("--coalesce")  # a burst of edits while the lock is held: one waiting sync, not one each
-    for rel in paths or ():
-        cmd += ["--path", rel]
-    return cmd, env
-
-
 def _start_sync(root, paths: list[str] | None, lock_timeout: float, rebuild: bool = False):
-    """A detached sync process (its own session: it outlives the hook), stderr to the log."""
-    import subprocess
+    """A detached `memindex sync` (or `rebuild`), stderr to the root's log."""
+    from .background import start
 
-    cmd, env = _sync_command(root, paths, lock_timeout, rebuild)
-    log = _open_log(os.path.join(root, LOG_FILE))
-    try:
-        return subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
-            env=env, start_new_session=True, close_fds=True,
-        )
-    finally:
-        os.close(log)
-
-
-def _open_log(path: str) -> int:
-    """The background syncs' log, appended to (rotated once past LOG_MAX_BYTES)."""
-    from . import rootfs
-
-    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
-    fd = rootfs.open_fd(path, flags, 0o644)
-    if os.fstat(fd).st_size > LOG_MAX_BYTES:
-        os.close(fd)
-        os.replace(path, path + ".1")  # renames the checked file itself, never a link's target
-        fd = rootfs.open_fd(path, flags, 0o644)
-    return fd
+    args = ["rebuild" if rebuild else "sync", "--quiet", "--lock-timeout", str(lock_timeout)]
+    if paths and not rebuild:
+        args.append("--coalesce")  # a burst of edits while the lock is held: one waiting sync, not one each
+    for rel in paths or ():
+        args += ["--path", rel]
+    return start(root, *args)
 
 
 def spawn_sync(root, paths: list[str] | None = None, lock_timeout: float = 0.0) -> None:

@@ -34,7 +34,6 @@ from __future__ import annotations
 import json
 import os
 import stat as stat_mod
-import sys
 import time
 
 from ..defaults import LOG_FILE, SERVE_MARKER, SERVE_SPAWN_MARKER, SPAWN_GUARD_S
@@ -351,23 +350,7 @@ def restart(root: str | os.PathLike[str], parent_pid: int | None = None) -> None
 
 
 def _spawn(root: str, parent_pid: int | None) -> None:
-    """`python -m memindex --root ROOT serve [--parent PID]`, detached: its own session,
-    no terminal, stdin/stdout on /dev/null, stderr (anything before its log) to the log."""
-    import subprocess
+    """`memindex --root ROOT serve [--parent PID]`, detached (`background.start`), from `/`."""
+    from ..background import start
 
-    from .. import rootfs
-
-    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = package_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    cmd = [sys.executable, "-m", "memindex", "--root", root, "serve"]
-    if parent_pid:
-        cmd += ["--parent", str(int(parent_pid))]
-    log = rootfs.open_fd(os.path.join(root, LOG_FILE), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    try:
-        subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
-            env=env, cwd="/", start_new_session=True, close_fds=True,
-        )
-    finally:
-        os.close(log)
+    start(root, "serve", *(["--parent", str(int(parent_pid))] if parent_pid else []), cwd="/")
