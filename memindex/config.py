@@ -11,13 +11,7 @@ import os
 
 from . import rootfs
 from .defaults import CATEGORIES, CONFIG_FILE, CONFIG_MAX_BYTES, DEFAULT_CATEGORY_DESCRIPTIONS
-from .errors import UnsafeFile
-
-
-def short(value: object, limit: int = 60) -> str:
-    """A value as it may appear in a warning: repr, cut to `limit` characters."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+from .errors import UnsafeFile, short
 
 
 class Leaf:

@@ -10,6 +10,12 @@ from __future__ import annotations
 import os
 
 
+def short(value: object, limit: int = 60) -> str:
+    """A value as a message may show it: its repr, cut to `limit` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class MemindexError(Exception):
     """Base class: an expected failure with a message fit for one line."""
 

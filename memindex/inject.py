@@ -123,11 +123,12 @@ def select_for_injection(
     max_inject = cfg["retrieval.max_inject"]
     if not active or max_inject <= 0:
         return []
-    best = active[0].score
-    candidates = [h for h in active[:max_inject] if h.score >= cfg["retrieval.relative_cutoff"] * best]
+    ratio = cfg["retrieval.relative_cutoff"]
+    cutoff = ratio * active[0].score
+    candidates = [h for h in active[:max_inject] if h.score >= cutoff]
     for h in active[: max_inject * 2]:
         if h not in candidates:
-            outcome.note(h, False, f"score below {cfg['retrieval.relative_cutoff']:g} of the best" if h.score < cfg["retrieval.relative_cutoff"] * best else f"beyond max_inject {max_inject}")
+            outcome.note(h, False, f"score below {ratio:g} of the best" if h.score < cutoff else f"beyond max_inject {max_inject}")
     coverage(conn, plan, candidates)
     floor = cfg["retrieval.min_coverage"]
     passing = [h for h in candidates if (h.coverage or 0.0) >= (floor / 2 if h.rowid in anchored else floor)]
@@ -167,7 +168,7 @@ def _same_file(a: str, b: str) -> bool:
 def anchored_by(conn: sqlite3.Connection, files: Sequence[str]) -> dict[int, str]:
     """Memories whose related_files name one of these files -> that file. A file named by
     more than FILE_ANCHOR_MAX memories anchors nothing (README.md, package.json)."""
-    names = {file_key(f) for f in files if file_key(f)}
+    names = {k for k in map(file_key, files) if k}
     if not names:
         return {}
     by_file: dict[str, set[int]] = {}

@@ -200,7 +200,7 @@ class Filters:
 
     @classmethod
     def from_config(cls, cfg: Config, **kw: object) -> "Filters":
-        keep = tuple((c, cfg.retention_days(c)) for c in CATEGORIES if cfg.retention_days(c) > 0)
+        keep = tuple((c, days) for c in CATEGORIES if (days := cfg.retention_days(c)) > 0)
         return cls(retention_days=keep, **kw)  # type: ignore[arg-type]
 
 

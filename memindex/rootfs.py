@@ -36,12 +36,16 @@ def single_flight(path: str, window_s: float) -> bool:
     """At most one start per `window_s`: False when the guard file at `path` was touched
     less than that ago (an mtime in the future backs off longer), else touch it and say
     True. The guard is checked like every root file (no link, FIFO or foreign file)."""
-    check(path)
     try:
-        if time.time() - os.lstat(path).st_mtime < window_s:
-            return False
+        st = os.lstat(path)
     except FileNotFoundError:
-        pass
+        st = None
+    if st is not None:
+        reason = why_unsafe(st)
+        if reason:
+            raise UnsafeFile(path, reason)
+        if time.time() - st.st_mtime < window_s:
+            return False
     write(path, b"")
     return True
 

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from .defaults import CATEGORIES, CATEGORY_FOLDER, RECORD_STATUSES, SCHEMA_VERSION, TAGS_MAX, TITLE_MAX
+from .errors import short
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 ISO_UTC_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|\+00:00)$"
@@ -201,7 +202,7 @@ def validate_memory(data: Any, rel: str) -> list[str]:
     if not isinstance(category, str) or category not in CATEGORY_FOLDER:
         if category is None:
             return ["missing field 'category'"]
-        shown = repr(category) if len(repr(category)) <= 60 else repr(category)[:57] + "..."
+        shown = short(category)
         return [f"bad value for 'category': {shown} (expected one of {', '.join(CATEGORIES)})"]
     problems = [_message(e) for e in sorted(_validator(category).iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))]
     if CATEGORY_FOLDER[category] != folder:

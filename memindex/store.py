@@ -23,7 +23,7 @@ from .defaults import (
     TAG_MAX_CHARS,
     TAGS_INDEX_MAX,
 )
-from .errors import MemoryFileError
+from .errors import MemoryFileError, short
 from .paths import FileStat, inside
 from .paths import safe_relpath
 
@@ -291,7 +291,7 @@ def to_memory(rel: str, data: Any) -> Memory:
     if category is None or category == "":
         raise MemoryFileError("missing field 'category'")
     if not isinstance(category, str) or category not in CATEGORIES:  # a list or an object: named, never hashed
-        shown = repr(category) if len(repr(category)) <= 60 else repr(category)[:57] + "..."
+        shown = short(category)
         raise MemoryFileError(f"bad value for 'category': {shown} (expected one of {', '.join(CATEGORIES)})")
     title = data.get("title")
     if not isinstance(title, str) or not title.strip():

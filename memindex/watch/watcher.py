@@ -59,11 +59,8 @@ class Log:
         json_mode: bool = False,
         quiet: bool = False,
         sink: Callable[[dict[str, Any]], None] | None = None,
-        out: Any = None,
-        text_out: Any = None,
     ) -> None:
         self.json_mode, self.quiet, self.sink = json_mode, quiet, sink
-        self.out, self.text_out = out, text_out
         self._lock = threading.Lock()
 
     def __call__(self, event: str, msg: str = "", level: str = "info", **fields: Any) -> None:
@@ -76,11 +73,11 @@ class Log:
         with self._lock:
             try:
                 if self.json_mode:
-                    print(json.dumps(record, ensure_ascii=False, default=str), file=self.out or sys.stdout, flush=True)
+                    print(json.dumps(record, ensure_ascii=False, default=str), file=sys.stdout, flush=True)
                 elif level != "debug":
                     stamp = now.astimezone().strftime("%Y-%m-%d %H:%M:%S")
                     tag = "" if level == "info" else f"{level}: "
-                    print(f"{stamp} memindex watch: {tag}{msg or event}", file=self.text_out or sys.stderr, flush=True)
+                    print(f"{stamp} memindex watch: {tag}{msg or event}", file=sys.stderr, flush=True)
             except (BrokenPipeError, ValueError):
                 pass  # nobody reads the log any more; keep watching
 
