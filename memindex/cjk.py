@@ -39,9 +39,6 @@ Standard library only: the prompt hook imports this.
 
 from __future__ import annotations
 
-import re
-import unicodedata
-
 # (first, last) code points, each a block or part of one that unicode61 keeps in tokens.
 CJK_RANGES = (
     (0x1100, 0x11FF),  # Hangul Jamo
@@ -58,14 +55,16 @@ CJK_RANGES = (
 )
 CJK_CHARS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES)
 _BOUNDS = [b for lo, hi in CJK_RANGES for b in (lo, hi + 1)]
-_RUN: re.Pattern[str] | None = None  # compiled on first CJK text: the class costs ~1.5 ms to compile
+_RUN = None  # compiled on first CJK text: `re` and the class cost the hook ~8 ms to load
 _TOKEN = r"[^\W_]+"  # unicode61's tokens, near enough: letters and digits (compiled on use)
 
 
-def _runs_re() -> re.Pattern[str]:
+def _runs_re():
     """`([CJK]+)`: one group, so that `split` keeps the runs and `findall` returns them."""
     global _RUN
     if _RUN is None:
+        import re
+
         _RUN = re.compile(f"([{CJK_CHARS}]+)")
     return _RUN
 
@@ -94,6 +93,8 @@ def runs(text: str) -> list[str]:
     """The distinct CJK runs of a text (NFC), in order."""
     if not has_cjk(text):
         return []
+    import unicodedata
+
     return list(dict.fromkeys(_runs_re().findall(unicodedata.normalize("NFC", text))))
 
 
@@ -103,6 +104,9 @@ def segment(text: str) -> str:
     has no CJK (the memory gets no row)."""
     if not has_cjk(text):
         return ""
+    import re
+    import unicodedata
+
     out: list[str] = []
     for token in re.findall(_TOKEN, unicodedata.normalize("NFC", text)):
         if not has_cjk(token):

@@ -5,11 +5,11 @@ A wrong type or value never crashes anything: it yields one warning and the defa
 
 from __future__ import annotations
 
-import json
 import math
 import os
 
 from . import rootfs
+from .lean import loads
 from .defaults import CATEGORIES, CONFIG_FILE, CONFIG_MAX_BYTES, DEFAULT_CATEGORY_DESCRIPTIONS
 from .errors import UnsafeFile, short
 
@@ -190,7 +190,7 @@ def load_config(root: str | os.PathLike[str]) -> Config:
     if raw is None:
         return Config()
     try:
-        data = json.loads(raw)
+        data = loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         return Config(warnings=[f"{path}: invalid JSON ({exc}); using defaults"])
     return parse_config(data, path)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 from .defaults import CATEGORY_PRIORITY
+from .lean import loads
 
 
 class Hit:
@@ -28,7 +27,7 @@ class Hit:
     @classmethod
     def from_row(cls, row: tuple, score: float, via: int | None = None) -> "Hit":
         """From `index.reads.HIT_COLUMNS` (tags stored as JSON)."""
-        return cls(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), row[6], row[7], score, via=via)
+        return cls(row[0], row[1], row[2], row[3], row[4], loads(row[5]), row[6], row[7], score, via=via)
 
     def __repr__(self) -> str:
         return f"Hit({self.path!r}, score={self.score:.4g})"

@@ -22,28 +22,25 @@ rule has a reason and none is an absolute BM25 threshold:
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import sqlite3
-from collections.abc import Callable, Sequence
 
 from .config import Config
 from .defaults import CATEGORY_PRIORITY, FILE_ANCHOR_MAX
 from .hits import Hit
 from .index import reads
 from .index.reads import file_key
+from .lean import loads, sqlite3
 from .query import Filters, Params, QueryPlan, coverage, latest, plan_query, search
-from .prompt import enrich, wants_injection
+from .prompt import enrich, files_named, wants_injection
 
 TYPE_CHECKING = False  # annotations only (typing and datetime cost the hook milliseconds)
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
     from datetime import datetime
 
     from .transcript import Session
 
 _INTENTS: dict[str, tuple[tuple[str, ...], list[str]]] | None = None
-_PATH_IN_PROMPT = r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]*[A-Za-z0-9_-]\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])"
 
 
 class Decision:
@@ -95,18 +92,21 @@ def intents() -> dict[str, tuple[tuple[str, ...], list[str]]]:
     global _INTENTS
     if _INTENTS is None:
         with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "intents.json"), "rb") as fh:
-            data = json.loads(fh.read())
+            data = loads(fh.read())
         _INTENTS = {k: (tuple(v["words"]), v["patterns"]) for k, v in data.items() if not k.startswith("_")}
     return _INTENTS
 
 
 def intent_of(prompt: str) -> str | None:
-    """The prompt's intent, if a pattern says so; patterns are compiled (re's cache) only
-    for prompts holding one of the intent's words."""
+    """The prompt's intent, if a pattern says so. Only a prompt holding one of the intent's
+    words loads the regular-expression engine and compiles the patterns (re's cache)."""
     low = prompt.lower()
     for name, (words, patterns) in intents().items():
-        if any(w in low for w in words) and any(re.search(p, prompt, re.IGNORECASE) for p in patterns):
-            return name
+        if any(w in low for w in words):
+            import re
+
+            if any(re.search(p, prompt, re.IGNORECASE) for p in patterns):
+                return name
     return None
 
 
@@ -155,26 +155,26 @@ def _resume(conn: sqlite3.Connection, plan: QueryPlan, text: str, cfg: Config, p
     return latest(conn, "session_summary", 1)
 
 
-def _files_in(prompt: str) -> list[str]:
-    return [m for m in re.findall(_PATH_IN_PROMPT, prompt) if "/" in m or m.count(".") == 1][:20]
-
-
-def _same_file(a: str, b: str) -> bool:
-    """Two spellings of one file: equal, or one a path suffix of the other."""
-    a, b = a.replace("\\", "/").lstrip("./").lower(), b.replace("\\", "/").lstrip("./").lower()
-    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+def _spelling(path: str) -> str:
+    return path.replace("\\", "/").lstrip("./").lower()
 
 
 def anchored_by(conn: sqlite3.Connection, files: Sequence[str]) -> dict[int, str]:
-    """Memories whose related_files name one of these files -> that file. A file named by
-    more than FILE_ANCHOR_MAX memories anchors nothing (README.md, package.json)."""
-    names = {k for k in map(file_key, files) if k}
-    if not names:
+    """Memories whose related_files name one of these files -> that file: the same base
+    name (`file_key`), and one path equal to or a suffix of the other (`src/api/auth.py`,
+    `./api/auth.py`, an absolute path). A file named by more than FILE_ANCHOR_MAX memories
+    anchors nothing (README.md, package.json)."""
+    by_key: dict[str, list[tuple[str, str]]] = {}
+    for f in files:
+        if key := file_key(f):
+            by_key.setdefault(key, []).append((f, _spelling(f)))
+    if not by_key:
         return {}
     by_file: dict[str, set[int]] = {}
-    for related, doc in reads.by_related_file(conn, names):
-        for f in files:
-            if _same_file(related, f):
+    for related, doc in reads.by_related_file(conn, by_key):
+        a = _spelling(related)
+        for f, b in by_key.get(file_key(related), ()):
+            if a == b or a.endswith("/" + b) or b.endswith("/" + a):
                 by_file.setdefault(f, set()).add(doc)
     return {doc: f for f, docs in by_file.items() if len(docs) <= FILE_ANCHOR_MAX for doc in docs}
 
@@ -215,7 +215,7 @@ def decide(
         for h in picks:
             outcome.note(h, True, "the prompt asks to resume earlier work: the session summary")
     else:
-        files = [*_files_in(prompt), *(session.files[-10:] if session else [])]
+        files = [*files_named(prompt), *(session.files[-10:] if session else [])]
         anchored = anchored_by(conn, files) if cfg["retrieval.file_anchors"] else {}
         hits = search(conn, text, limit=max(10, max_inject), params=params, filters=Filters.from_config(cfg), now=now, plan=plan)
         outcome.dense = _dense(dense, hits)

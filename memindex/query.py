@@ -7,8 +7,6 @@ User text never reaches FTS5 raw: every term is a double-quoted phrase of word c
 from __future__ import annotations
 
 import math
-import sqlite3
-from collections.abc import Sequence
 
 from . import cjk
 from .config import DEFAULTS, Config
@@ -31,10 +29,12 @@ from .defaults import (
 from .hits import Hit, rank_key
 from .index import reads
 from .index.reads import Scratch
+from .lean import sqlite3
 from .text import Term, query_terms, valid_unicode
 
 TYPE_CHECKING = False  # typing costs the hook 3 ms to import; annotations only
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from datetime import datetime
 
 
@@ -210,16 +210,19 @@ def _now() -> "datetime":
     return datetime.now(timezone.utc)
 
 
-def _where(filters: Filters, now: datetime) -> tuple[str, list[object]]:
+def _where(filters: Filters, now: datetime | None) -> tuple[str, list[object]]:
     """SQL for every filter but the record status (retired memories are needed to find
     their replacements; `search` drops them after)."""
-    from datetime import timedelta
-
     tag_key = "," + valid_unicode(filters.tag).lower().replace(",", " ") + "," if filters.tag else None
-    cutoffs = [
-        (category, (now - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S"))
-        for category, days in filters.retention_days
-    ]
+    cutoffs = []
+    if filters.retention_days:  # the clock (and datetime) only where a cut-off needs it
+        from datetime import timedelta
+
+        now = now or _now()
+        cutoffs = [
+            (category, (now - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S"))
+            for category, days in filters.retention_days
+        ]
     return reads.filter_sql(filters.categories, tag_key, cutoffs)
 
 
@@ -279,7 +282,7 @@ def search(
     match = plan.match
     if match is None or limit <= 0:
         return []
-    where, args = _where(filters, now or _now())
+    where, args = _where(filters, now)
     weights = (params.title_weight, params.tags_weight, params.body_weight, params.kind_weight)
     depth = limit * RELATED_DEPTH if related else limit  # word matches ranked
     want = depth + 5  # a few more, so that exact ties can be ordered by category

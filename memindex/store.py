@@ -24,8 +24,7 @@ from .defaults import (
     TAGS_INDEX_MAX,
 )
 from .errors import MemoryFileError, short
-from .paths import FileStat, inside
-from .paths import safe_relpath
+from .paths import FileStat, inside, safe_relpath
 
 
 def walk(root: str | os.PathLike[str], problems: dict[str, str] | None = None) -> dict[str, FileStat]:

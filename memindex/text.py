@@ -1,10 +1,10 @@
-"""Text handling shared by every path: title sanitizing, query terms, stop words."""
+"""Text handling shared by every path: title sanitizing, query terms, stop words.
+
+Scans, not regular expressions: the prompt hook then never loads `re` (7 ms of its start
+on a small VM). tests/test_text.py checks each scan against the pattern it replaces.
+"""
 
 from __future__ import annotations
-
-import re
-import unicodedata
-from collections import namedtuple
 
 from . import cjk
 from .defaults import TITLE_MAX
@@ -47,10 +47,8 @@ STOP_WORDS = frozenset(
 )
 
 
-# A word: letters/digits, optionally joined by . _ - / into an identifier (user_id,
-# React.FC, .env.production, next.config.js). A leading dot is kept for dotfiles.
-_WORD_RE = re.compile(r"\.?[^\W_]+(?:[._\-/][^\W_]+)*|[^\W_]+", re.UNICODE)
-_PART_RE = re.compile(r"[^\W_]+", re.UNICODE)
+_JOINERS = "._-/"  # what joins the parts of an identifier
+_JOINERS_TO_SPACE = str.maketrans(_JOINERS, "    ")
 
 
 def valid_unicode(text: str) -> str:
@@ -63,10 +61,24 @@ def valid_unicode(text: str) -> str:
         return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
-class Term(namedtuple("Term", "parts")):
-    """A query term: a single word, or an identifier searched as the phrase of its parts."""
+class Term(tuple):
+    """A query term: a single word, or an identifier searched as the phrase of its parts.
+    (A one-field tuple, as a namedtuple would be, without loading `collections`.)"""
 
     __slots__ = ()
+
+    def __new__(cls, parts: tuple[str, ...]) -> "Term":
+        return tuple.__new__(cls, (parts,))
+
+    def __getnewargs__(self) -> tuple[tuple[str, ...]]:
+        return (self[0],)
+
+    def __repr__(self) -> str:
+        return f"Term(parts={self[0]!r})"
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        return self[0]
 
     @property
     def is_phrase(self) -> bool:
@@ -87,7 +99,10 @@ def query_terms(text: str, max_chars: int = 20_000) -> list[Term]:
     seen: set[tuple[str, ...]] = set()
     terms: list[Term] = []
     text = valid_unicode(text[:max_chars])
-    text = unicodedata.normalize("NFC", text)  # a decomposed accent stays in its word
+    if not text.isascii():  # ASCII is NFC already
+        import unicodedata
+
+        text = unicodedata.normalize("NFC", text)  # a decomposed accent stays in its word
     text = text.lower()
     if not cjk.has_cjk(text):
         _words(text, seen, terms)
@@ -103,12 +118,35 @@ def query_terms(text: str, max_chars: int = 20_000) -> list[Term]:
     return terms
 
 
+def words(text: str) -> list[str]:
+    """The words of text, in order: runs of letters and digits, joined by single `.`, `_`,
+    `-` or `/` into identifiers (user_id, React.FC, next.config.js), with a leading dot
+    kept for dotfiles (.env.production). The pattern it stands for:
+    `\\.?[^\\W_]+(?:[._\\-/][^\\W_]+)*`."""
+    found = []
+    i, n = 0, len(text)
+    while i < n:
+        start = i
+        if text[i] == "." and i + 1 < n and text[i + 1].isalnum():
+            i += 1
+        elif not text[i].isalnum():
+            i += 1
+            continue
+        while True:
+            while i < n and text[i].isalnum():
+                i += 1
+            if i + 1 < n and text[i] in _JOINERS and text[i + 1].isalnum():
+                i += 1
+                continue
+            break
+        found.append(text[start:i])
+    return found
+
+
 def _words(text: str, seen: set[tuple[str, ...]], terms: list[Term]) -> None:
     """Append the word and identifier terms of (lowercased) text not seen yet."""
-    for match in _WORD_RE.finditer(text):
-        parts = tuple(_PART_RE.findall(match.group()))
-        if not parts:
-            continue
+    for word in words(text):
+        parts = tuple(word.translate(_JOINERS_TO_SPACE).split())
         if len(parts) == 1:
             word = parts[0]
             if word in STOP_WORDS or len(word) < 2:
@@ -122,8 +160,43 @@ def _words(text: str, seen: set[tuple[str, ...]], terms: list[Term]) -> None:
 
 # Control (Cc), format (Cf: BiDi overrides, zero-width) and the line/paragraph separators.
 _STRIP_CATEGORIES = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"}
-_INDEX_MARKUP = re.compile(r"\s*->\s*|#tags:|\[confidence:[^\]]*\]", re.IGNORECASE)
-_SPACES = re.compile(r"\s+")
+# The index format's own markers, replaced by a space: ` -> `, `#tags:`, `[confidence:...]`.
+_INDEX_MARKUP = r"\s*->\s*|#tags:|\[confidence:[^\]]*\]"
+
+
+def _without_markup(title: str) -> str:
+    """`re.sub(_INDEX_MARKUP, " ", title, flags=re.IGNORECASE)`. ASCII is scanned (its
+    lowercase is the pattern's case folding); other text, rare here, loads `re`."""
+    if not title.isascii():
+        import re
+
+        return re.sub(_INDEX_MARKUP, " ", title, flags=re.IGNORECASE)
+    low, n = title.lower(), len(title)
+    out: list[str] = []
+    i = 0
+    while i < n:
+        j = i
+        while j < n and title[j].isspace():
+            j += 1
+        if title.startswith("->", j):
+            j += 2
+            while j < n and title[j].isspace():
+                j += 1
+            out.append(" ")
+            i = j
+        elif j > i:  # spaces not before "->": each later start in them fails the same way
+            out.append(title[i:j])
+            i = j
+        elif low.startswith("#tags:", i):
+            out.append(" ")
+            i += 6
+        elif low.startswith("[confidence:", i) and (end := title.find("]", i + 12)) >= 0:
+            out.append(" ")
+            i = end + 1
+        else:
+            out.append(title[i])
+            i += 1
+    return "".join(out)
 
 
 def sanitize_title(title: object, limit: int = TITLE_MAX) -> str:
@@ -133,23 +206,24 @@ def sanitize_title(title: object, limit: int = TITLE_MAX) -> str:
         title = "" if title is None else str(title)
     title = title[: limit * 8]
     if not (title.isascii() and title.isprintable()):  # plain ASCII needs none of this
+        import unicodedata
+
         title = unicodedata.normalize("NFC", title)
         # Line breaks and other separators become spaces (words stay apart); then every
         # control, format (BiDi, zero-width) and unassigned character goes.
         title = "".join(
             " " if ch.isspace() else ch for ch in title if ch.isspace() or unicodedata.category(ch) not in _STRIP_CATEGORIES
         )
-    title = _INDEX_MARKUP.sub(" ", title)
-    title = _SPACES.sub(" ", title).strip()
+    if "->" in title or "#" in title or "[" in title:  # every marker holds one of these
+        title = _without_markup(title)
+    title = " ".join(title.split())
     if len(title) > limit:
         title = title[: limit - 1].rstrip() + "…"
     return title
 
 
-_TAG_BAD = re.compile(r"[^\w.\-+#/ ]", re.UNICODE)
-
-
 def sanitize_tag(tag: object) -> str:
     """A tag safe for `#tags:a,b`: no commas, no markup, no control characters."""
     text = sanitize_title(tag, limit=48).lower()
-    return _SPACES.sub("-", _TAG_BAD.sub("", text)).strip("-")
+    kept = "".join(ch for ch in text if ch.isalnum() or ch in "_.-+#/ ")  # [\w.\-+#/ ]
+    return "-".join(kept.split()).strip("-")

@@ -6,7 +6,9 @@
 For each store size: p50/p95 of `hooks/memindex_hook.py prompt` run as Claude Code runs it
 (a new process, JSON on stdin), the floor `python -c "import sqlite3, json"` measured in the
 same run with the same interpreter (the floor and every size interleaved run by run, after
-the stores are built and flushed), the ratio of each size to 10k, the reference documents' rebuild-per-prompt design
+the stores are built and flushed), without and with a session transcript (what Claude Code
+sends: a 40-turn session with file reads and two earlier injections, read from its end), the
+ratio of each size to 10k, the reference documents' rebuild-per-prompt design
 (scripts/reference_hook.py) at 1k and 10k, memory files opened per prompt (counted with an
 audit hook, and with strace when it is installed), and the import time of the hook's modules.
 """
@@ -72,6 +74,27 @@ def import_ms(env: dict) -> float:
     return total / 1000
 
 
+def write_transcript(path: Path, project: Path) -> None:
+    """A session as Claude Code records it: user turns, file reads with their results, and
+    two blocks the hook printed earlier (hook_success attachments)."""
+    lines = []
+    for i in range(40):
+        lines.append({"type": "user", "timestamp": f"2026-11-24T10:{i:02d}:00.000Z",
+                      "message": {"role": "user", "content": PROMPTS[i % len(PROMPTS)]}})
+        lines.append({"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": "Let me look at the code. " * 20},
+            {"type": "tool_use", "id": f"t{i}", "name": "Read", "input": {"file_path": str(project / "src" / f"module_{i}.py")}}]}})
+        lines.append({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"t{i}", "content": "def handler(event):\n    return event\n" * 80}]}})
+        if i in (10, 30):
+            block = "<memory-context>\n" + "".join(
+                f"- [DECISION] earlier pick {k} -> .claude/memory/decisions/pick-{i}-{k}.json #tags:x\n" for k in range(3)
+            ) + "</memory-context>"
+            lines.append({"type": "attachment", "timestamp": f"2026-11-24T10:{i:02d}:30.000Z",
+                          "attachment": {"type": "hook_success", "hookEvent": "UserPromptSubmit", "content": block}})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
@@ -84,21 +107,27 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="memindex-hookbench-") as tmp:
         payloads: dict[int, list[bytes]] = {}
+        with_transcript: dict[int, list[bytes]] = {}
         for n in args.sizes:  # every store first: the sizes are then timed side by side
             project = Path(tmp) / f"p{n}"
             genstore.generate(project, n, seed=n)
             sync(project / ".claude" / "memory", Config())
             payloads[n] = [json.dumps({"prompt": p, "cwd": str(project), "session_id": "b", "hook_event_name": "UserPromptSubmit"}).encode()
                            for p in PROMPTS]
+            transcript = Path(tmp) / f"t{n}.jsonl"
+            write_transcript(transcript, project)
+            with_transcript[n] = [json.dumps({**json.loads(p), "transcript_path": str(transcript)}).encode() for p in payloads[n]]
             print(f"{n}: store ready", file=sys.stderr)
         os.sync()  # the stores' writeback must not run into the timings
         time.sleep(2)
         # One series: the floor and the hook at every size, interleaved run by run, so that
         # drift of the machine hits every cell alike (the targets compare cells).
         jobs = [(floor, payloads[args.sizes[0]])] + [(hook_command(REPO), payloads[n]) for n in args.sizes]
+        jobs += [(hook_command(REPO), with_transcript[n]) for n in args.sizes]
         (f50, f95), *hooks = series(jobs, env, args.runs)
+        hooks, in_session = hooks[: len(args.sizes)], hooks[len(args.sizes) :]
         hook_p50 = {n: h[0] for n, h in zip(args.sizes, hooks)}
-        for n, (h50, h95) in zip(args.sizes, hooks):
+        for n, (h50, h95), (s50, s95) in zip(args.sizes, hooks, in_session):
             ref = "-"
             if n <= args.reference_max:
                 ((r50, r95),) = series([([sys.executable, str(HERE / "reference_hook.py")], payloads[n])], env, max(10, args.runs // 4))
@@ -106,8 +135,9 @@ def main(argv: list[str] | None = None) -> int:
             vs_10k = f"{h50 / hook_p50[10_000]:.2f}x" if n > 10_000 and 10_000 in hook_p50 else "-"
             audit, strace = opened_files(Path(tmp) / f"p{n}", payloads[n][3], env)
             rows.append([f"{n:,}", f"{f50 * 1000:.1f} / {f95 * 1000:.1f} ms", f"{h50 * 1000:.1f} / {h95 * 1000:.1f} ms",
-                         f"{h50 / f50:.2f}x", vs_10k, ref, f"{audit} (strace: {strace})"])
-    print(table(["memories", "floor p50/p95", "memindex hook p50/p95", "hook / floor", "hook / hook at 10k",
+                         f"{h50 / f50:.2f}x", f"{s50 * 1000:.1f} / {s95 * 1000:.1f} ms", f"{s50 / f50:.2f}x", vs_10k, ref, f"{audit} (strace: {strace})"])
+    print(table(["memories", "floor p50/p95", "memindex hook p50/p95", "hook / floor", "with transcript p50/p95",
+                 "with transcript / floor", "hook / hook at 10k",
                  "rebuild-per-prompt p50/p95", "memory files opened"], rows))
     print(f"\nimport time of the hook's modules: {import_ms(env):.1f} ms (python -X importtime, bytecode compiled)")
     print(f"{args.runs} runs per cell; the floor and every size interleaved run by run (one floor for all sizes);"

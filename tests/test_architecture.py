@@ -22,7 +22,7 @@ HOOK_ALLOWED = {
     "memindex.inject", "memindex.prompt", "memindex.query", "memindex.legacy", "memindex.hits", "memindex.text", "memindex.render",
     "memindex.transcript", "memindex.index", "memindex.index.db", "memindex.index.rows", "memindex.index.reads",
     "memindex.index.vectors", "memindex.semantic", "memindex.semantic.client", "memindex.cjk", "memindex.cjk_search",
-    "memindex.watch", "memindex.watch.marker", "memindex.lazy", "memindex.rootfs", "memindex.background",
+    "memindex.watch", "memindex.watch.marker", "memindex.lazy", "memindex.rootfs", "memindex.background", "memindex.lean",
 }
 MAX_LINES = 450
 # Modules allowed past MAX_LINES, each with the reason it must stay one piece.

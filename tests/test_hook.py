@@ -397,3 +397,35 @@ def test_plugin_files_parse_and_point_at_existing_files() -> None:
     skill = (REPO / "skills" / "memory-search" / "SKILL.md").read_text()
     assert skill.startswith("---\nname: memory-search\n")
     assert "allowed-tools: Bash(memindex search:*)" in skill
+
+
+HEAVY = {"re", "json", "enum", "datetime", "signal", "sqlite3", "typing", "dataclasses", "subprocess", "socket", "pathlib"}
+
+
+@pytest.mark.parametrize("transcript", [False, True])
+def test_the_prompt_path_loads_none_of_the_heavy_modules(project: Path, tmp_path: Path, transcript: bool) -> None:
+    """An injecting prompt, with a transcript of earlier injections and file reads: the
+    hook's whole path, as Claude Code runs it (`python3 -I -S`)."""
+    payload: dict[str, object] = {"prompt": "how do we verify the stripe webhook signature?", "cwd": str(project), "session_id": "s"}
+    if transcript:
+        path = tmp_path / "t.jsonl"
+        records = [
+            {"type": "user", "message": {"role": "user", "content": "fix the checkout"}},
+            {"type": "assistant", "message": {"content": [{"type": "tool_use", "name": "Read", "input": {"file_path": "/p/src/app.py"}}]}},
+            {"type": "attachment", "timestamp": "2026-11-24T10:00:00.000Z", "attachment": {"type": "hook_success", "content": "<memory-context>\n- [RUNBOOK] x -> .claude/memory/runbooks/x.json #tags:a\n</memory-context>"}},
+        ]
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        payload["transcript_path"] = str(path)
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(REPO)!r})\n"
+        "from memindex import hook\n"
+        "out = hook.run('prompt', sys.stdin.buffer.read())\n"
+        "print(repr(out)); print(sorted(sys.modules))\n"
+    )
+    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code], input=json.dumps(payload).encode(), capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    out, modules = proc.stdout.decode().splitlines()
+    assert "stripe" in out  # the path that injects
+    loaded = {m.split(".")[0] for m in eval(modules)}
+    assert not loaded & HEAVY, sorted(loaded & HEAVY)

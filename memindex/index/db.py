@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
-import sqlite3
 import time
 
 from ..defaults import FOLDERS, INDEX_FILE, INDEX_VERSION, TOKENIZER
 from .. import rootfs
 from ..errors import IndexUnavailable, UnsafeFile
+from ..lean import loads, sqlite3
 
 
 SCHEMA = f"""
@@ -202,6 +201,8 @@ def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str |
 
 
 def set_meta(conn: sqlite3.Connection, **values: object) -> None:
+    import json  # writers only: readers parse with `lean`
+
     conn.executemany(
         "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
         [(k, json.dumps(v)) for k, v in values.items()],
@@ -212,7 +213,7 @@ def get_meta(conn: sqlite3.Connection) -> dict[str, object]:
     """The meta table; IndexUnavailable if a value is not JSON (writers rebuild such an
     index: `_damage`)."""
     try:
-        return {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+        return {k: loads(v) for k, v in conn.execute("SELECT key, value FROM meta")}
     except (ValueError, TypeError, RecursionError) as exc:
         raise IndexUnavailable(f"the index's metadata is damaged ({exc}); run `memindex sync`") from None
 
@@ -267,7 +268,7 @@ def is_stale(conn: sqlite3.Connection, root: str | os.PathLike[str]) -> bool:
     if row is None:
         return True
     try:
-        return json.loads(row[0]) != folder_mtimes(root)
+        return loads(row[0]) != folder_mtimes(root)
     except (ValueError, TypeError):
         return True  # damaged: the sync it triggers repairs it
 

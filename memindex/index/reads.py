@@ -7,18 +7,19 @@ because SQLite builds cap bound variables (999 in older ones).
 
 from __future__ import annotations
 
-import json
-import sqlite3
-from collections.abc import Iterable, Sequence
-
 from ..defaults import TOKENIZER
+from ..lean import dumps, loads, sqlite3
+
+TYPE_CHECKING = False  # annotations only
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
 
 HIT_COLUMNS = "d.rowid, d.path, d.id, d.category, d.title, d.tags, d.updated_at, d.record_status"
 IN_LIST = "(SELECT value FROM json_each(?))"  # an IN list bound as one JSON array
 
 
 def json_list(values: Iterable[object]) -> str:
-    return json.dumps(list(values))
+    return dumps(list(values))
 
 
 # --- counts for planning --------------------------------------------------------------
@@ -27,7 +28,7 @@ def json_list(values: Iterable[object]) -> str:
 def doc_count(conn: sqlite3.Connection) -> int:
     row = conn.execute("SELECT value FROM meta WHERE key = 'doc_count'").fetchone()
     if row is not None:
-        return int(json.loads(row[0]))
+        return int(loads(row[0]))
     return conn.execute("SELECT count(*) FROM documents").fetchone()[0]
 
 
@@ -93,7 +94,7 @@ def documents(conn: sqlite3.Connection, rowids: Iterable[int], where: str = "", 
 def successors(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, list[str]]:
     """rowid -> the replacements a retired or archived memory names."""
     return {
-        rowid: json.loads(raw)
+        rowid: loads(raw)
         for rowid, raw in conn.execute(
             f"SELECT rowid, successors FROM documents WHERE successors IS NOT NULL AND rowid IN {IN_LIST}",
             (json_list(rowids),),

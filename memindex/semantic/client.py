@@ -31,12 +31,12 @@ or answers nonsense: callers then answer lexically, as without a worker.
 
 from __future__ import annotations
 
-import json
 import os
 import stat as stat_mod
 import time
 
 from ..defaults import LOG_FILE, SERVE_MARKER, SERVE_SPAWN_MARKER, SPAWN_GUARD_S
+from ..lean import dumps, loads
 
 REQUEST_MAX = 65_536  # bytes of one request line, newline included
 REPLY_MAX = 4 * 1024 * 1024
@@ -141,7 +141,7 @@ def _connect(root: str | os.PathLike[str], deadline: float):
 
 
 def _send(sock, message: dict, deadline: float) -> bool:
-    line = json.dumps(message, separators=(",", ":")).encode() + b"\n"
+    line = dumps(message).encode() + b"\n"
     if len(line) > REQUEST_MAX:
         return False
     sock.settimeout(max(deadline - time.monotonic(), 0.001))
@@ -163,7 +163,7 @@ def _receive(sock, deadline: float) -> dict | None:
         if len(buf) > REPLY_MAX:
             return _fail("garbled")
     try:
-        reply = json.loads(buf[: buf.index(b"\n")])
+        reply = loads(buf[: buf.index(b"\n")])
     except (ValueError, RecursionError):
         return _fail("garbled")
     if not isinstance(reply, dict) or reply.get("ok") is not True:
@@ -195,7 +195,7 @@ def _query_message(text: str, k: int, active: bool) -> dict:
     text = text[:TEXT_MAX] if isinstance(text, str) else ""
     message = {"op": "query", "text": text, "k": max(0, min(int(k), K_MAX)), "active": bool(active)}
     # ensure_ascii: at most 12 bytes a character; cut until the line fits
-    while len(json.dumps(message)) > REQUEST_MAX // 2 and message["text"]:
+    while len(dumps(message)) > REQUEST_MAX // 2 and message["text"]:
         message["text"] = message["text"][: len(message["text"]) // 2]
     return message
 
