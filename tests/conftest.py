@@ -29,6 +29,11 @@ from sample_words import VOCAB
 
 REPO = Path(__file__).resolve().parent.parent
 
+# No test reaches a model hub: a hub id missing here fails at once instead of being
+# downloaded. tests/test_download.py serves its hub on 127.0.0.1 and lifts this.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
+
 # A timestamp that is valid, old enough for retention tests to reason about, and fixed.
 DEFAULT_TIME = "2026-01-15T10:00:00Z"
 

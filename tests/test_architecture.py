@@ -201,6 +201,7 @@ OPEN_ALLOWED: dict[str, str] = {
     "memindex.watch.mounts.read_mounts": "/proc/self/mountinfo, the kernel's mount table",
     "memindex.evaluation": "developer tools (benchmarks, evaluation sets); never run on a memory root",
     "memindex.semantic.locate": "embedding model files (a local folder or the model cache), outside the root",
+    "memindex.semantic.download": "its failure marker in memindex's cache folder, outside the root",
     "memindex.semantic.model": "the model folder's JSON settings, outside the root (locate found the folder)",
     "memindex.semantic.client.proc_stat": "/proc/PID/stat of the resident worker",
     "memindex.semantic.process": "/proc/self of this process (its memory use)",

@@ -173,7 +173,7 @@ def test_another_model_or_dimension_re_embeds_everything(memory_root: Path, monk
     from memindex.semantic import locate as semmodel
 
     real_stamp = semmodel.weights_stamp
-    monkeypatch.setattr(semmodel, "weights_stamp", lambda m: m if str(m).startswith("test:") else real_stamp(m))
+    monkeypatch.setattr(semmodel, "weights_stamp", lambda m, fetch=False: m if str(m).startswith("test:") else real_stamp(m, fetch))
     report = sync(memory_root, cfg(model="test:other"))
     assert report.semantic is not None and report.semantic.startswith("embedded 5 (model changed")
     rows = vector_rows(memory_root)

@@ -69,3 +69,39 @@ def test_the_cli_fuses_with_the_model_loaded_in_process(memory_root: Path, embed
     assert done.returncode == 0, done.stderr
     assert "runbooks/pg-readiness.json" in done.stdout.splitlines()[0]
     assert "loaded the model in this process" in done.stderr
+
+
+def test_a_hub_id_is_downloaded_then_embeds_and_searches(memory_root: Path, embedder, tmp_path: Path) -> None:
+    """The real model served by a fake hub on 127.0.0.1 under another id: the first sync
+    downloads it (message and progress on stderr), embeds, and search fuses with it."""
+    import os
+
+    pytest.importorskip("huggingface_hub")
+    from conftest import cli_env
+    from hubfake import FakeHub
+
+    files = {str(p.relative_to(embedder.path)): p.read_bytes() for p in embedder.path.rglob("*") if p.is_file()}
+    hub = FakeHub({"test-org/minilm": files})
+    try:
+        small_store(memory_root)
+        write_json(memory_root, "memory-config.json", {"semantic": {"enabled": True, "model": "test-org/minilm"}})
+        env = dict(cli_env(), HF_ENDPOINT=hub.url, HF_HUB_CACHE=str(tmp_path / "hf"), MEMINDEX_CACHE_DIR=str(tmp_path / "mc"))
+        env.pop("HF_HUB_OFFLINE", None)
+        import subprocess
+        import sys
+
+        done = subprocess.run([sys.executable, "-m", "memindex", "--root", str(memory_root), "sync"],
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert "downloading it once" in done.stderr and "100%" in done.stderr
+        assert "model.safetensors" in hub.downloads()
+        assert "embedded 5" in done.stdout + done.stderr
+        hub.close()
+        env["HF_HUB_OFFLINE"] = "1"  # from now on the cached copy serves
+        found = subprocess.run([sys.executable, "-m", "memindex", "--root", str(memory_root), "search", "--limit", "1",
+                                "builds break randomly while the db is still booting"], env=env, capture_output=True, text=True, timeout=300)
+        assert found.returncode == 0, found.stderr
+        assert "runbooks/pg-readiness.json" in found.stdout
+        assert os.path.isdir(tmp_path / "hf" / "models--test-org--minilm")
+    finally:
+        hub.close()

