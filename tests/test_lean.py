@@ -147,3 +147,13 @@ def test_small_tuples_behave_as_namedtuples_did() -> None:
     assert term == (("user", "id"),) and term.parts == ("user", "id") and term.is_phrase and term.text == "user id"
     assert {term: 1}[Term(("user", "id"))] == 1
     assert pickle.loads(pickle.dumps(term)) == term and repr(term) == "Term(parts=('user', 'id'))"
+
+
+def test_without_the_c_modules_the_packages_serve(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another Python without `_json`: the same answers, through the json package."""
+    monkeypatch.setattr(lean, "_scan", None)
+    monkeypatch.setattr(lean, "_encode", None)
+    assert lean.loads(b' {"a": [1, 2.5, null]} ') == {"a": [1, 2.5, None]}
+    assert lean.dumps({"k": [1, "é"]}) == '{"k":[1,"\\u00e9"]}'
+    with pytest.raises(ValueError):
+        lean.loads("{broken")
