@@ -292,8 +292,13 @@ def fuzz_config(ctx: Context, store: FuzzStore, seconds: float) -> None:
     unlink(cfg_path)
     ctx.special_runs += 2 * len(specials)
     stats.seconds = time.monotonic() - started
+    # A fuzzed config may turn the semantic channel on with a model that loads: the hook
+    # then starts a worker tied to this run's session (this process's parent), which
+    # rightly outlives the scenario. Stop them here: the semantic scenario's last row
+    # counts any `memindex serve` left under the run's folders as a failure.
+    workers = _stop_workers(store.root)
     row = fuzz_row(ctx, "fuzz: memory-config.json (hypothesis + special files)", stats,
-                    extra=f"longest warning {longest[0]} chars")
+                    extra=f"longest warning {longest[0]} chars; semantic workers the fuzzed configs started, stopped: {workers}")
     if longest[0] > 1000:
         row.note = (row.note + "; " if row.note else "") + f"weakness: a warning echoes the bad value whole ({longest[0]} chars on stderr per prompt)"
 
@@ -373,3 +378,21 @@ def fuzz_memory_files(ctx: Context, seconds: float) -> None:
         stats.crashes.append(f"fuzzer: {type(exc).__name__}: {exc}")
     stats.seconds = time.monotonic() - started
     fuzz_row(ctx, "fuzz: memory files (hostile titles, tags, ids, content, file names)", stats)
+
+
+def _stop_workers(root) -> int:
+    """SIGTERM every `memindex serve` rooted under `root`; how many there were."""
+    import signal
+
+    from .semantic import serve_processes
+
+    found = serve_processes(root)
+    for pid in found:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + 5
+    while serve_processes(root) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return len(found)
