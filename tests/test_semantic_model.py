@@ -72,8 +72,9 @@ def test_the_cli_fuses_with_the_model_loaded_in_process(memory_root: Path, embed
 
 
 def test_a_hub_id_is_downloaded_then_embeds_and_searches(memory_root: Path, embedder, tmp_path: Path) -> None:
-    """The real model served by a fake hub on 127.0.0.1 under another id: the first sync
-    downloads it (message and progress on stderr), embeds, and search fuses with it."""
+    """The real model served by a fake hub on 127.0.0.1 under another id: the first search
+    downloads it (message and progress on stderr), embeds the store, and fuses with it;
+    later searches use the cached copy offline."""
     import os
 
     pytest.importorskip("huggingface_hub")
@@ -90,16 +91,17 @@ def test_a_hub_id_is_downloaded_then_embeds_and_searches(memory_root: Path, embe
         import subprocess
         import sys
 
-        done = subprocess.run([sys.executable, "-m", "memindex", "--root", str(memory_root), "sync"],
+        query = "builds break randomly while the db is still booting"  # no word of the runbook
+        done = subprocess.run([sys.executable, "-m", "memindex", "--root", str(memory_root), "search", "--limit", "1", query],
                               env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         assert "downloading it once" in done.stderr and "100%" in done.stderr
         assert "model.safetensors" in hub.downloads()
-        assert "embedded 5" in done.stdout + done.stderr
+        assert "runbooks/pg-readiness.json" in done.stdout  # downloaded, embedded, then searched
         hub.close()
         env["HF_HUB_OFFLINE"] = "1"  # from now on the cached copy serves
         found = subprocess.run([sys.executable, "-m", "memindex", "--root", str(memory_root), "search", "--limit", "1",
-                                "builds break randomly while the db is still booting"], env=env, capture_output=True, text=True, timeout=300)
+                                query], env=env, capture_output=True, text=True, timeout=300)
         assert found.returncode == 0, found.stderr
         assert "runbooks/pg-readiness.json" in found.stdout
         assert os.path.isdir(tmp_path / "hf" / "models--test-org--minilm")

@@ -62,11 +62,12 @@ def cmd_search(args: argparse.Namespace, root: str, cfg: Config) -> int:
 def _embedded(conn, root: str, cfg: Config, allow_sync: bool, progress: bool):
     """The reader again after a sync when memories have no vector of the configured model
     yet (semantic search just turned on, or an embedding run that stopped): the sync embeds
-    them. If another writer is busy, search with the vectors there are."""
+    them, after downloading a hub model that is not here yet. If another writer is busy,
+    search with the vectors there are."""
     from ..reader import sync_then_open
     from ..semantic.vectors import needs_embedding
 
-    if not allow_sync or not needs_embedding(conn, str(cfg["semantic.model"])):
+    if not allow_sync or not needs_embedding(conn, str(cfg["semantic.model"]), fetch=True):
         return conn
     conn.close()
     return sync_then_open(root, cfg, "could not embed the memories first", "searching the vectors there are", progress)

@@ -85,13 +85,14 @@ def _same_model(stored: dict[str, object], source: str, stamp: str) -> bool:
     return stored["embed_source"] == source and stored["embed_check"] == model_check(stored["embed_model"], stamp)
 
 
-def needs_embedding(conn: sqlite3.Connection, source: str) -> bool:
+def needs_embedding(conn: sqlite3.Connection, source: str, fetch: bool = False) -> bool:
     """Would a sync embed anything (memories without a vector of this model)? False when
-    the model cannot be found: a sync would not help, and the search says why."""
+    the model cannot be found: a sync would not help, and the search says why. With
+    `fetch`, a hub model not here yet is downloaded first (`locate.resolve`)."""
     from .locate import weights_stamp
 
     try:
-        stamp = weights_stamp(source)
+        stamp = weights_stamp(source, fetch=fetch)
     except (ModelNotFound, ModelError):
         return False
     return not (_same_model(vectors.model_info(conn), source, stamp) and vectors.count_missing(conn) == 0)
