@@ -28,7 +28,7 @@ from .fuzzing import (
 from .harness import Context
 from .judge import BREAKS, cli_problems, hook_problems, path_problems, prompt_payload
 from .memories import CATEGORY_LIST, VOCAB
-from .procs import BUDGET_S, DISPLAY, ENV, HANG_S, PY, hook_argv, run, unlink
+from .procs import BUDGET_S, DISPLAY, ENV, HANG_S, PY, hook_argv, run, signal_all, unlink
 
 
 def fuzz_hook_stdin(ctx: Context, store: FuzzStore, seconds: float) -> None:
@@ -387,11 +387,7 @@ def _stop_workers(root) -> int:
     from .semantic import serve_processes
 
     found = serve_processes(root)
-    for pid in found:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
+    signal_all(found, signal.SIGTERM)
     deadline = time.monotonic() + 5
     while serve_processes(root) and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -43,7 +43,7 @@ from memindex.sync import sync
 from .harness import Context, Project, Row
 from .judge import cli_problems, hook_problems, prompt_payload
 from .memories import NonceWords, Target, dump, new_target
-from .procs import HANG_S, NOBODY, PY, Result, preexec, run
+from .procs import HANG_S, NOBODY, PY, Result, preexec, run, signal_all
 
 SPECIAL_FILES = (
     INDEX_FILE, INDEX_FILE + "-wal", INDEX_FILE + "-shm", LOCK_FILE, WATCH_MARKER, SPAWN_MARKER, WAIT_FILE, LOG_FILE,
@@ -119,11 +119,7 @@ def wait_background(needle: str, budget: float = BACKGROUND_BUDGET_S) -> list[in
     while left and time.monotonic() < deadline:
         time.sleep(0.05)
         left = processes_of(needle)
-    for pid in left:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+    signal_all(left, signal.SIGKILL)
     return left
 
 

@@ -144,6 +144,15 @@ class Unprivileged:
 UNPRIV = Unprivileged()
 
 
+def signal_all(pids: Iterable[int], sig: int) -> None:
+    """Send `sig` to each process; one gone already is fine."""
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass
+
+
 def chown_tree(path: Path, uid: int = NOBODY) -> None:
     if os.geteuid() != 0:
         return

@@ -57,7 +57,7 @@ from .harness import Context, Project, Row, pct
 from .judge import cli_problems, hook_problems
 from .kills import mutate
 from .memories import CATEGORY_LIST, NonceWords, Target, dump, new_target
-from .procs import ENV, HANG_S, Result, hook_argv, run
+from .procs import ENV, HANG_S, Result, hook_argv, run, signal_all
 
 MODEL = "builtin:hashing"
 CHANNEL = re.compile(r"semantic|model|vector|embed", re.IGNORECASE)  # a stderr line about the channel
@@ -203,11 +203,7 @@ class SemProject(Project):
             if not pids:
                 break
             stopped = True
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    continue
+            signal_all(pids, signal.SIGTERM)
             for pid in pids:
                 if not wait_gone(pid, STOP_S):
                     problems.append(f"worker {pid} still running {STOP_S:g} s after SIGTERM")
@@ -410,11 +406,7 @@ def scenario_semantic(ctx: Context) -> None:
             for proj in projects:
                 problems += [f"{proj.dir.name}: {p}" for p in proj.stop_workers()]
             left = serve_processes(ctx.base)
-            for pid in left:  # cleanup only: they are counted as failures
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            signal_all(left, signal.SIGKILL)  # cleanup only: they are counted as failures
             problems += [f"worker left behind: pid {pid}: {cmd[:200]}" for pid, cmd in left.items()]
             ctx.add(Row(
                 "semantic: no worker left behind", runs=len(projects), failures=len(problems),
