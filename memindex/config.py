@@ -117,6 +117,10 @@ SPEC: dict[str, object] = {
         # memory by more than this (it shares words, not meaning); 1.0 turns the rule off.
         # Chosen for all-MiniLM-L6-v2 on every dev set (docs/evaluation.md)
         "max_cosine_gap": Leaf(0.2, 0.0, 2.0),
+        # injection adds the prompt's nearest memory when its cosine stands this far above
+        # the mean of the next nine: the model singles it out, even with no word in common.
+        # 2.0 turns the rule off. Chosen on every dev set (docs/evaluation.md)
+        "min_standout": Leaf(0.2, 0.0, 2.0),
         "batch_size": Leaf(32, 1, 512),
     },
     "watch": {

@@ -17,7 +17,11 @@ rule has a reason and none is an absolute BM25 threshold:
    file changed since (the transcript records each block the hook printed);
 6. meaning (only when the semantic worker answers in time): a word match whose cosine to
    the prompt trails the prompt's nearest memory by more than `semantic.max_cosine_gap`
-   shares words with the prompt, not what it is about.
+   shares words with the prompt, not what it is about;
+7. standout (the same): the prompt's nearest memory is added when its cosine stands
+   `semantic.min_standout` above the mean of the next nine. The shape of the cosine list is
+   the evidence: an unrelated prompt is about equally far from every memory; a paraphrase
+   of one memory is much nearer to it than to the rest, with no word in common.
 """
 
 from __future__ import annotations
@@ -25,12 +29,12 @@ from __future__ import annotations
 import os
 
 from .config import Config
-from .defaults import CATEGORY_PRIORITY, FILE_ANCHOR_MAX
+from .defaults import CATEGORY_PRIORITY, FILE_ANCHOR_MAX, STANDOUT_PEERS
 from .hits import Hit
 from .index import reads
 from .index.reads import file_key
 from .lean import loads, sqlite3
-from .query import Filters, Params, QueryPlan, coverage, latest, plan_query, search
+from .query import Filters, Params, QueryPlan, coverage, latest, plan_query, search, where_clause
 from .prompt import enrich, files_named, wants_injection
 
 TYPE_CHECKING = False  # annotations only (typing and datetime cost the hook milliseconds)
@@ -225,6 +229,8 @@ def decide(
         for h in picks:
             why = f" (its related_files name {anchored[h.rowid]})" if h.rowid in anchored else ""
             outcome.note(h, True, "a clear word match" + why)
+        if outcome.dense is not None and len(picks) < max_inject:
+            picks += standout(conn, picks, outcome.dense, cfg, now, outcome)
     outcome.hits = _not_again(conn, picks[:max_inject], session, shown_prefix, cfg, outcome)
     return outcome
 
@@ -245,6 +251,28 @@ def by_meaning(picks: list[Hit], dense: Dense, max_gap: float, outcome: Outcome)
         else:
             kept.append(h)
     return kept
+
+
+def standout(
+    conn: sqlite3.Connection, picks: list[Hit], dense: Dense, cfg: Config, now: datetime | None, outcome: Outcome
+) -> list[Hit]:
+    """Rule 7 (with the semantic worker): the prompt's nearest memory, when its cosine stands
+    at least `semantic.min_standout` above the mean of the next STANDOUT_PEERS, and it passes
+    the config's filters (categories, retention), as every word match does."""
+    if len(dense.top) < 2:
+        return []
+    (rowid, best), peers = dense.top[0], [c for _, c in dense.top[1 : 1 + STANDOUT_PEERS]]
+    margin, floor = best - sum(peers) / len(peers), cfg["semantic.min_standout"]
+    if margin < floor or any(h.rowid == rowid for h in picks):
+        return []
+    where, args = where_clause(Filters.from_config(cfg), now)
+    rows = reads.documents(conn, [rowid], where + " AND d.record_status = 'active'", args)
+    if not rows:
+        return []
+    hit = Hit.from_row(rows[0], best)
+    outcome.note(hit, True, f"the model singles it out: cosine {best:.2f}, {margin:.2f} above the mean of the "
+                            f"next {len(peers)} (semantic.min_standout {floor:g})")
+    return [hit]
 
 
 def worker_view(pending) -> Callable[[list[int]], Dense | None]:

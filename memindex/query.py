@@ -210,7 +210,7 @@ def _now() -> "datetime":
     return datetime.now(timezone.utc)
 
 
-def _where(filters: Filters, now: datetime | None) -> tuple[str, list[object]]:
+def where_clause(filters: Filters, now: datetime | None) -> tuple[str, list[object]]:
     """SQL for every filter but the record status (retired memories are needed to find
     their replacements; `search` drops them after)."""
     tag_key = "," + valid_unicode(filters.tag).lower().replace(",", " ") + "," if filters.tag else None
@@ -226,7 +226,7 @@ def _where(filters: Filters, now: datetime | None) -> tuple[str, list[object]]:
     return reads.filter_sql(filters.categories, tag_key, cutoffs)
 
 
-def _replace_inactive(conn: sqlite3.Connection, hits: list[Hit], where: str, args: list[object]) -> list[Hit]:
+def replace_inactive(conn: sqlite3.Connection, hits: list[Hit], where: str, args: list[object]) -> list[Hit]:
     """Drop retired and archived hits, putting in their place the active memories they name
     as replacements ("Replaced by ruff (preferences/ruff-lint-and-format)"), at their score:
     a prompt worded like the old decision finds the one that holds now."""
@@ -282,7 +282,7 @@ def search(
     match = plan.match
     if match is None or limit <= 0:
         return []
-    where, args = _where(filters, now)
+    where, args = where_clause(filters, now)
     weights = (params.title_weight, params.tags_weight, params.body_weight, params.kind_weight)
     depth = limit * RELATED_DEPTH if related else limit  # word matches ranked
     want = depth + 5  # a few more, so that exact ties can be ordered by category
@@ -305,7 +305,7 @@ def search(
         rows = reads.rank_filtered(conn, match, weights, where, args, fetch)
     hits = [Hit.from_row(r, -r[8]) for r in rows]
     if not filters.include_inactive:
-        hits = _replace_inactive(conn, hits, where, args)
+        hits = replace_inactive(conn, hits, where, args)
     hits.sort(key=rank_key)
     hits = hits[:depth]
     if related and hits:

@@ -377,6 +377,34 @@ def test_fused_search_finds_a_memory_only_the_dense_channel_sees(memory_root: Pa
         conn.close()
 
 
+def test_a_retired_memory_found_by_meaning_hands_its_place_to_its_replacement(memory_root: Path) -> None:
+    # as in the lexical channel: the prompt is worded like the old runbook, the new one holds
+    write_mem(memory_root, "runbook", "vector-shipping", "Vector ships the structured logs", ["logging"],
+              {"trigger": "logs missing in Grafana", "steps": ["restart the vector daemonset"]})
+    write_mem(memory_root, "runbook", "logstash-analysis", "Logstash analysis jobs", ["logging"],
+              {"trigger": "analysis lags", "steps": ["restart logstash"]}, record_status="retired",
+              retired_reason="Replaced by runbooks/vector-shipping")
+    write_mem(memory_root, "decision", "use-postgres", "Use PostgreSQL for the billing ledger", ["database"],
+              {"context": "ledger needs transactions", "decision": "postgres"})
+    sync(memory_root, cfg())
+    conn = reader(memory_root)
+    try:
+        assert search(conn, "analyze", related=True) == []  # no word in common (analyz / analysi)
+        by_path = dict(conn.execute("SELECT path, rowid FROM documents"))
+        own = dict(dense(conn)("analyze", None, True, 10) or [])
+        assert own[by_path["runbooks/logstash-analysis.json"]] > own.get(by_path["runbooks/vector-shipping.json"], 0.0)
+        hits, used = fusion.fused_search(conn, "analyze", dense(conn))
+        assert used and hits[0].path == "runbooks/vector-shipping.json"
+        assert hits[0].score == pytest.approx(1.0)  # the dense channel's best: the retired one's cosine
+        assert "runbooks/logstash-analysis.json" not in [h.path for h in hits]
+        hits, _ = fusion.fused_search(conn, "analyze", dense(conn), filters=Filters(include_inactive=True))
+        assert hits[0].path == "runbooks/logstash-analysis.json"  # asked for: the retired memory itself
+        hits, _ = fusion.fused_search(conn, "analyze", dense(conn), filters=Filters(categories=("decision",)))
+        assert hits == []  # the replacement must pass the filters too
+    finally:
+        conn.close()
+
+
 def test_fused_search_applies_the_lexical_filters_to_the_dense_channel(memory_root: Path) -> None:
     store(memory_root)
     sync(memory_root, cfg())

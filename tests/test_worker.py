@@ -39,6 +39,8 @@ MEMORIES = {
     ("preferences", "named-exports"): ("Named exports in TypeScript", ["typescript", "style"],
                                        "Prefer named exports over default exports for React components."),
 }
+# other memories about as near to a prompt as each other: nobody stands out (rule 7 stays quiet)
+FLAT = [(10**6 + i, 0.58) for i in range(8)]
 CATEGORY = {"runbooks": "runbook", "decisions": "decision", "constraints": "constraint", "preferences": "preference"}
 CONTENT = {"runbook": {"trigger": "", "steps": ["x"]}, "decision": {"status": "accepted", "context": "", "decision": ""},
            "constraint": {"kind": "technical", "rule": "", "severity": "high"}, "preference": {"topic": "", "value": ""}}
@@ -408,10 +410,11 @@ def test_the_worker_s_view_checks_the_word_matches_meaning(root: Path) -> None:
         agrees = Dense({stripe: 0.55}, [(stripe, 0.55)])
         with_view = decide(conn, text, cfg, dense=lambda rowids: asked.append(rowids) or agrees)
         # the prompt's nearest memory in meaning is another one, far ahead of the word match
+        # (but not singled out: others are about as near, so rule 7 adds nothing)
         other = rowid_of(root, "jwt-auth")
-        disagrees = Dense({stripe: 0.10}, [(other, 0.60), (stripe, 0.10)])
+        disagrees = Dense({stripe: 0.10}, [(other, 0.60), *FLAT, (stripe, 0.10)])
         dropped = decide(conn, text, cfg, dense=disagrees)
-        no_vector = decide(conn, text, cfg, dense=Dense({}, [(other, 0.60)]))  # the pick has no vector yet
+        no_vector = decide(conn, text, cfg, dense=Dense({}, [(other, 0.60), *FLAT]))  # the pick has no vector yet
     finally:
         conn.close()
     assert plain.dense is None and with_view.dense is agrees
@@ -434,10 +437,39 @@ def test_max_cosine_gap_1_turns_the_rule_off(root: Path) -> None:
     conn = index.open_reader(root)
     try:
         got = decide(conn, "stripe webhook returns 400 with a signature error", cfg,
-                     dense=Dense({stripe: 0.10}, [(other, 0.60), (stripe, 0.10)]))
+                     dense=Dense({stripe: 0.10}, [(other, 0.60), *FLAT, (stripe, 0.10)]))
     finally:
         conn.close()
     assert [h.path for h in got.hits] == ["runbooks/stripe-webhook.json"]
+
+
+def test_the_nearest_memory_is_added_when_the_model_singles_it_out(root: Path) -> None:
+    """Rule 7: no word in common, but one memory far nearer in meaning than the next nine."""
+    from memindex.config import parse_config
+
+    cfg = load_config(root)
+    jwt, rds = rowid_of(root, "jwt-auth"), rowid_of(root, "rds-connections")
+    prompt = "why can't the phone app reuse what the browser keeps after logging in?"
+    singled = Dense({}, [(jwt, 0.55), (rds, 0.20), *[(10**6 + i, 0.15) for i in range(8)]])
+    level = Dense({}, [(jwt, 0.55), (rds, 0.50), *[(10**6 + i, 0.40) for i in range(8)]])
+    off = parse_config({"semantic": {"enabled": True, "model": "builtin:hashing", "min_standout": 2.0}})
+    # a retention cut-off that the memory (updated 2026-11-01) is past: it is not injectable at all
+    expired = parse_config({"semantic": {"enabled": True, "model": "builtin:hashing"},
+                            "categories": {"decision": {"retention_days": 1}}})
+    conn = index.open_reader(root)
+    try:
+        assert decide(conn, prompt, cfg).hits == []  # lexically: nothing
+        got = decide(conn, prompt, cfg, dense=singled)
+        flat = decide(conn, prompt, cfg, dense=level)
+        turned_off = decide(conn, prompt, off, dense=singled)
+        too_old = decide(conn, prompt, expired, dense=singled)
+        lone = decide(conn, prompt, cfg, dense=Dense({}, [(jwt, 0.55)]))  # nothing to compare with
+    finally:
+        conn.close()
+    assert [h.path for h in got.hits] == ["decisions/jwt-auth.json"]
+    rule = next(d.rule for d in got.decisions if d.path == "decisions/jwt-auth.json")
+    assert "singles it out: cosine 0.55, 0.39 above the mean of the next 9" in rule and "semantic.min_standout 0.2" in rule
+    assert flat.hits == [] and turned_off.hits == [] and too_old.hits == [] and lone.hits == []
 
 
 def test_search_uses_the_worker_when_it_is_up(root: Path) -> None:

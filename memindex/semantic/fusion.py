@@ -13,8 +13,8 @@ rest in one channel stays ahead. Nothing is tuned: equal weights, each channel's
 
 The lexical channel is `query.search` exactly as `memindex search` runs it (tag-related
 memories, retired memories handing their place to their replacements). The dense channel
-ranks the memories that pass the same filters (categories, tag, status, retention) by
-cosine to the query: from the resident worker when one answers, else in this process
+ranks the memories that pass the same filters (categories, tag, retention) by cosine to the
+query, retired ones handing their place on in the same way (`handed_on`): from the resident worker when one answers, else in this process
 (`InProcess`: the model loaded here, the index's vectors as one matrix).
 """
 
@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 
 from ..hits import Hit
 from ..index import reads, vectors
-from ..query import Filters, Params, _where, search
+from ..query import Filters, Params, replace_inactive, search, where_clause
 from .matrix import Snapshot, load_snapshot
 
 TYPE_CHECKING = False
@@ -117,14 +117,30 @@ def fused_search(
     now = now or datetime.now(timezone.utc)
     depth = max(depth, limit)
     lexical = search(conn, text, limit=depth, params=params, filters=filters, now=now, related=True)
+    where, args = where_clause(filters, now)
     allowed = None
     if filters.categories or filters.tag or filters.retention_days:
-        where, args = _where(filters, now)
-        allowed = vectors.candidates(conn, where, args, filters.include_inactive)
-    ranked = dense(text, allowed, filters.include_inactive, depth) if limit > 0 else None
+        allowed = vectors.candidates(conn, where, args, include_inactive=True)
+    # Retired and archived memories are ranked too, then hand their places to their
+    # replacements, as in the lexical channel: a prompt worded like the old decision
+    # finds, by meaning as by words, the one that holds now.
+    ranked = dense(text, allowed, True, depth) if limit > 0 else None
     if ranked is None:
         return lexical[:limit], False
+    if not filters.include_inactive:
+        ranked = handed_on(conn, ranked, where, args)
     return fuse(conn, lexical, ranked, limit, method), True
+
+
+def handed_on(
+    conn: sqlite3.Connection, ranked: Sequence[tuple[int, float]], where: str, args: Sequence[object]
+) -> list[tuple[int, float]]:
+    """A dense ranking of all memories as active ones only: each retired or archived memory
+    hands its cosine to the replacements it names (`query.replace_inactive`, the lexical
+    channel's rule); one without a replacement leaves the ranking."""
+    rows = {row[0]: row for row in reads.documents(conn, [r for r, _ in ranked], where, args)}
+    hits = [Hit.from_row(rows[r], c) for r, c in ranked if r in rows]
+    return [(h.rowid, h.score) for h in replace_inactive(conn, hits, where, list(args))]
 
 
 # --- the dense channel in this process ----------------------------------------------------
