@@ -10,7 +10,8 @@ rule has a reason and none is an absolute BM25 threshold:
    terms), and at least `min_relative_coverage` of what the best-covering pick matches: a
    memory that explains much less of the prompt than the best one shares incidental words;
 3. intent: a prompt that asks to resume earlier work ("where did we leave off?") gets the
-   session summary on its topic, or else the latest one, instead of word matches;
+   latest session summary on its topic (the words of the request itself are no topic), or
+   else the latest one, instead of word matches;
 4. files: a memory whose `related_files` name a file that the prompt names, or that the
    session just read or edited, needs half the coverage (the file is evidence words miss);
 5. session: a memory injected earlier in this session is not injected again unless its
@@ -101,6 +102,16 @@ def intents() -> dict[str, tuple[tuple[str, ...], list[str]]]:
     return _INTENTS
 
 
+def without_intent(prompt: str, name: str) -> str:
+    """The prompt with the words that make it this intent taken out ("where did we leave
+    off with the tz migration?" -> "... the tz migration?"): what is left is its topic."""
+    import re
+
+    for pattern in intents()[name][1]:
+        prompt = re.sub(pattern, " ", prompt, flags=re.IGNORECASE)
+    return prompt
+
+
 def intent_of(prompt: str) -> str | None:
     """The prompt's intent, if a pattern says so. Only a prompt holding one of the intent's
     words loads the regular-expression engine and compiles the patterns (re's cache)."""
@@ -149,13 +160,22 @@ def select_for_injection(
     return kept
 
 
-def _resume(conn: sqlite3.Connection, plan: QueryPlan, text: str, cfg: Config, params: Params, now: datetime | None) -> list[Hit]:
-    """Rule 3: the session summary on the prompt's topic, else the latest one."""
+def _resume(
+    conn: sqlite3.Connection, prompt: str, turns: Sequence[str], cfg: Config, params: Params, now: datetime | None
+) -> list[Hit]:
+    """Rule 3: the latest session summary on the prompt's topic (one of the closest word
+    matches that covers the topic as a pick must), else the latest one."""
+    text = enrich(without_intent(prompt, "resume"), turns, cfg)
+    plan = plan_query(conn, text, params)
     filters = Filters.from_config(cfg, categories=("session_summary",))
-    on_topic = search(conn, text, limit=3, params=params, filters=filters, now=now, plan=plan)
-    coverage(conn, plan, on_topic[:1])
-    if on_topic and (on_topic[0].coverage or 0.0) >= cfg["retrieval.min_coverage"]:
-        return on_topic[:1]
+    on_topic = search(conn, text, limit=cfg["retrieval.max_inject"], params=params, filters=filters, now=now, plan=plan)
+    if on_topic:
+        cutoff = cfg["retrieval.relative_cutoff"] * on_topic[0].score
+        on_topic = [h for h in on_topic if h.score >= cutoff]
+        coverage(conn, plan, on_topic)
+        covering = [h for h in on_topic if (h.coverage or 0.0) >= cfg["retrieval.min_coverage"]]
+        if covering:
+            return [max(covering, key=lambda h: h.updated_at)]
     return latest(conn, "session_summary", 1)
 
 
@@ -210,18 +230,19 @@ def decide(
         outcome.dense = _dense(dense, outcome.hits)
         return outcome
     params = params or Params.from_config(cfg)
-    text = enrich(prompt, turns, cfg)
-    plan = plan_query(conn, text, params)
     if cfg["retrieval.intents"] and intent_of(prompt) == "resume":
         outcome.intent = "resume"
-        picks = _resume(conn, plan, text, cfg, params, now)
+        picks = _resume(conn, prompt, turns, cfg, params, now)
         outcome.dense = _dense(dense, picks)
         for h in picks:
             outcome.note(h, True, "the prompt asks to resume earlier work: the session summary")
     else:
+        text = enrich(prompt, turns, cfg)
+        plan = plan_query(conn, text, params)
+        filters = Filters.from_config(cfg)
         files = [*files_named(prompt), *(session.files[-10:] if session else [])]
         anchored = anchored_by(conn, files) if cfg["retrieval.file_anchors"] else {}
-        hits = search(conn, text, limit=max(10, max_inject), params=params, filters=Filters.from_config(cfg), now=now, plan=plan)
+        hits = search(conn, text, limit=max(10, max_inject), params=params, filters=filters, now=now, plan=plan)
         outcome.dense = _dense(dense, hits)
         picks = select_for_injection(conn, plan, hits, cfg, outcome, set(anchored))
         if outcome.dense is not None:
@@ -230,7 +251,7 @@ def decide(
             why = f" (its related_files name {anchored[h.rowid]})" if h.rowid in anchored else ""
             outcome.note(h, True, "a clear word match" + why)
         if outcome.dense is not None and len(picks) < max_inject:
-            picks += standout(conn, picks, outcome.dense, cfg, now, outcome)
+            picks += standout(conn, picks, outcome.dense, filters, cfg, now, outcome)
     outcome.hits = _not_again(conn, picks[:max_inject], session, shown_prefix, cfg, outcome)
     return outcome
 
@@ -254,18 +275,19 @@ def by_meaning(picks: list[Hit], dense: Dense, max_gap: float, outcome: Outcome)
 
 
 def standout(
-    conn: sqlite3.Connection, picks: list[Hit], dense: Dense, cfg: Config, now: datetime | None, outcome: Outcome
+    conn: sqlite3.Connection, picks: list[Hit], dense: Dense, filters: Filters, cfg: Config, now: datetime | None,
+    outcome: Outcome,
 ) -> list[Hit]:
     """Rule 7 (with the semantic worker): the prompt's nearest memory, when its cosine stands
     at least `semantic.min_standout` above the mean of the next STANDOUT_PEERS, and it passes
-    the config's filters (categories, retention), as every word match does."""
+    the filters the word matches passed (a named category, retention)."""
     if len(dense.top) < 2:
         return []
     (rowid, best), peers = dense.top[0], [c for _, c in dense.top[1 : 1 + STANDOUT_PEERS]]
     margin, floor = best - sum(peers) / len(peers), cfg["semantic.min_standout"]
     if margin < floor or any(h.rowid == rowid for h in picks):
         return []
-    where, args = where_clause(Filters.from_config(cfg), now)
+    where, args = where_clause(filters, now)
     rows = reads.documents(conn, [rowid], where + " AND d.record_status = 'active'", args)
     if not rows:
         return []

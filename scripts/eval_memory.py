@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Retrieval quality on every judged memory set, side by side, dev and held-out slices apart.
 
-    python scripts/eval_memory.py                      # harbor, atlas, LoCoMo: one table
+    python scripts/eval_memory.py                      # harbor, atlas, LoCoMo, cedar: one table
     python scripts/eval_memory.py --sets harbor atlas  # some of them
     python scripts/eval_memory.py --set evalsets/harbor [--kinds] [--variants]   # one set in depth
     python scripts/eval_memory.py --semantic           # plus the semantic channel (search fusion, the worker's view)
@@ -20,12 +20,13 @@ import sys
 from pathlib import Path
 
 from memindex.evaluation.memory import Strategy, evaluate_set, strategies
+from memindex.evaluation.sets import SETS
 from memindex.evaluation.suite import print_suite, run_suite
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sets", nargs="+", default=["harbor", "atlas", "locomo"], help="which sets (default: all)")
+    parser.add_argument("--sets", nargs="+", default=list(SETS), help="which sets (default: all)")
     parser.add_argument("--set", type=Path, help="one set folder in depth (.claude/memory/ and queries.json)")
     parser.add_argument("--variants", action="store_true", help="also run the variants (weights, cutoffs, prefix)")
     parser.add_argument("--kinds", action="store_true", help="per query kind tables (with --set)")

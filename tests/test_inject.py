@@ -116,6 +116,40 @@ def test_a_resume_prompt_on_a_topic_gets_that_topic_s_session(project: Path) -> 
     assert [h.path for h in outcome.hits] == ["sessions/2026-10-01-billing.json"]
 
 
+def _dated(root: Path, category: str, mem_id: str, title: str, tags: list[str], text: str, when: str) -> None:
+    put(root, category, mem_id, title, tags, text)
+    path = next(root.glob(f"*/{mem_id}.json"))
+    data = json.loads(path.read_text())
+    data["updated_at"] = when
+    path.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("prompt", [
+    "where did we leave off?", "ok, pick up where we stopped yesterday", "what was I doing last time",
+])
+def test_the_words_of_a_resume_request_are_no_topic(project: Path, prompt: str) -> None:
+    # an older session whose text happens to hold the request's own words
+    root = project / ".claude" / "memory"
+    _dated(root, "session_summary", "2026-09-01-kill-switch", "Session: kill switch left off in staging", ["flags"],
+           "We stopped yesterday with the kill switch left off; last time the doing of it took an hour.",
+           "2026-09-01T00:00:00Z")
+    sync(root, Config())
+    with index.open_reader(root) as conn:
+        outcome = decide(conn, prompt, Config())
+    assert outcome.intent == "resume"
+    assert [h.path for h in outcome.hits] == ["sessions/2026-11-03-booking.json"]  # the latest
+
+
+def test_a_resume_prompt_on_a_topic_gets_the_latest_session_on_it(project: Path) -> None:
+    root = project / ".claude" / "memory"
+    _dated(root, "session_summary", "2026-10-15-billing-tax", "Session: billing CSV export tax columns", ["billing"],
+           "Added the tax columns to the billing CSV export; next: rounding.", "2026-11-10T00:00:00Z")
+    sync(root, Config())
+    with index.open_reader(root) as conn:
+        outcome = decide(conn, "where did we leave the billing CSV export?", Config())
+    assert [h.path for h in outcome.hits] == ["sessions/2026-10-15-billing-tax.json"]  # not the older billing one (11-01)
+
+
 @pytest.mark.parametrize("prompt", ["fix the webhook handler", "what does git rebase -i do", "where is the config file"])
 def test_ordinary_prompts_have_no_intent(prompt: str) -> None:
     assert intent_of(prompt) is None

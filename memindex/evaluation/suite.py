@@ -18,7 +18,7 @@ from memindex.sync import sync
 
 from .memory import SEMANTIC_CFG, Strategy, inject_metrics, run, search_metrics
 from .metrics import table
-from .sets import Store, all_sets, is_holdout
+from .sets import SETS, Store, all_sets, is_holdout
 
 CHARS_PER_TOKEN = 4  # the usual estimate for English text; the block is mostly paths and titles
 
@@ -35,7 +35,7 @@ def _metrics(queries: list[dict], results: dict[str, dict]) -> dict[str, float]:
 
 def run_suite(
     strategies: Sequence[Strategy],
-    names: tuple[str, ...] = ("harbor", "atlas", "locomo"),
+    names: tuple[str, ...] = SETS,
     prepare: Callable[[Store], None] | None = None,
 ) -> dict[tuple[str, str, str], dict[str, float]]:
     """(set, slice, strategy) -> metrics, over every store of every set."""
@@ -69,7 +69,8 @@ def run_suite(
         for strategy in strategies:
             results = per[(set_name, strategy.name)]
             for slice_name, qs in slices.items():
-                out[(set_name, slice_name, strategy.name)] = _metrics(qs, results)
+                if qs:  # a set held out whole has no dev slice
+                    out[(set_name, slice_name, strategy.name)] = _metrics(qs, results)
     return out
 
 
