@@ -280,7 +280,7 @@ def standout(
 ) -> list[Hit]:
     """Rule 7 (with the semantic worker): the prompt's nearest memory, when its cosine stands
     at least `semantic.min_standout` above the mean of the next STANDOUT_PEERS, and it passes
-    the filters the word matches passed (a named category, retention)."""
+    the filters the word matches passed (retention cut-offs)."""
     if len(dense.top) < 2:
         return []
     (rowid, best), peers = dense.top[0], [c for _, c in dense.top[1 : 1 + STANDOUT_PEERS]]

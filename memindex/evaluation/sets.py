@@ -75,6 +75,6 @@ def all_sets(tmp: Path, names: tuple[str, ...] = SETS) -> list[Store]:
         if name == "locomo":
             if LOCOMO_JSON.exists():
                 stores += locomo_stores(tmp)
-        elif (REPO / "evalsets" / name / "queries.json").exists():
+        else:
             stores += local_set(name, REPO / "evalsets" / name, tmp)
     return stores

@@ -69,8 +69,7 @@ def run_suite(
         for strategy in strategies:
             results = per[(set_name, strategy.name)]
             for slice_name, qs in slices.items():
-                if qs:  # a set held out whole has no dev slice
-                    out[(set_name, slice_name, strategy.name)] = _metrics(qs, results)
+                out[(set_name, slice_name, strategy.name)] = _metrics(qs, results)
     return out
 
 
