@@ -73,7 +73,8 @@ def build(base: Path, size: int, model: str, titles_only: bool) -> float:
     if titles_only:
         from memindex.index import vectors
         from memindex.semantic.model import load
-        from memindex.semantic.vectors import to_blob
+        from memindex.semantic.locate import weights_stamp
+        from memindex.semantic.vectors import model_check, to_blob
 
         embedder = load(model)
         conn, _ = index.open_writer(mem)
@@ -81,7 +82,8 @@ def build(base: Path, size: int, model: str, titles_only: bool) -> float:
             rows = conn.execute("SELECT rowid, title FROM documents ORDER BY rowid").fetchall()
             vecs = embedder.embed([title for _, title in rows], batch_size=64)
             with index.transaction(conn):
-                vectors.set_model_info(conn, embedder.identity, embedder.dim, model)
+                check = model_check(embedder.identity, weights_stamp(model))  # what sync compares
+                vectors.set_model_info(conn, embedder.identity, embedder.dim, model, check)
                 vectors.put(conn, [(rowid, to_blob(v)) for (rowid, _), v in zip(rows, vecs)])
         finally:
             conn.close()
