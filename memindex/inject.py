@@ -22,19 +22,23 @@ rule has a reason and none is an absolute BM25 threshold:
 7. standout (the same): the prompt's nearest memory is added when its cosine stands
    `semantic.min_standout` above the mean of the next nine. The shape of the cosine list is
    the evidence: an unrelated prompt is about equally far from every memory; a paraphrase
-   of one memory is much nearer to it than to the rest, with no word in common.
+   of one memory is much nearer to it than to the rest, with no word in common;
+8. kind: a prompt that asks for one kind of memory by the form of its request ("is there
+   a runbook for ...", "any constraints on ...", "what did we decide about ...";
+   `memindex.intent`) gets the memories of that kind that rules 1-7 pick for its topic
+   (the request's words taken out), and nothing when none qualifies: the other kinds only
+   share its words.
 """
 
 from __future__ import annotations
 
-import os
-
 from .config import Config
-from .defaults import CATEGORY_PRIORITY, FILE_ANCHOR_MAX, STANDOUT_PEERS
+from .defaults import CATEGORIES, CATEGORY_PRIORITY, FILE_ANCHOR_MAX, STANDOUT_PEERS
 from .hits import Hit
 from .index import reads
 from .index.reads import file_key
-from .lean import loads, sqlite3
+from .intent import category_asked, intents_of, without_intent
+from .lean import sqlite3
 from .query import Filters, Params, QueryPlan, coverage, latest, plan_query, search, where_clause
 from .prompt import enrich, files_named, wants_injection
 
@@ -44,9 +48,6 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from .transcript import Session
-
-_INTENTS: dict[str, tuple[tuple[str, ...], list[str]]] | None = None
-
 
 class Decision:
     """What the policy did with one memory, for `memindex explain`."""
@@ -90,39 +91,6 @@ class Outcome:
 
     def note(self, hit: Hit, kept: bool, rule: str) -> None:
         self.decisions.append(Decision(hit.path, kept, rule, hit.score, hit.coverage))
-
-
-def intents() -> dict[str, tuple[tuple[str, ...], list[str]]]:
-    """The prompt intents of memindex/data/intents.json: (trigger words, patterns), read once."""
-    global _INTENTS
-    if _INTENTS is None:
-        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "intents.json"), "rb") as fh:
-            data = loads(fh.read())
-        _INTENTS = {k: (tuple(v["words"]), v["patterns"]) for k, v in data.items() if not k.startswith("_")}
-    return _INTENTS
-
-
-def without_intent(prompt: str, name: str) -> str:
-    """The prompt with the words that make it this intent taken out ("where did we leave
-    off with the tz migration?" -> "... the tz migration?"): what is left is its topic."""
-    import re
-
-    for pattern in intents()[name][1]:
-        prompt = re.sub(pattern, " ", prompt, flags=re.IGNORECASE)
-    return prompt
-
-
-def intent_of(prompt: str) -> str | None:
-    """The prompt's intent, if a pattern says so. Only a prompt holding one of the intent's
-    words loads the regular-expression engine and compiles the patterns (re's cache)."""
-    low = prompt.lower()
-    for name, (words, patterns) in intents().items():
-        if any(w in low for w in words):
-            import re
-
-            if any(re.search(p, prompt, re.IGNORECASE) for p in patterns):
-                return name
-    return None
 
 
 def select_for_injection(
@@ -230,21 +198,27 @@ def decide(
         outcome.dense = _dense(dense, outcome.hits)
         return outcome
     params = params or Params.from_config(cfg)
-    if cfg["retrieval.intents"] and intent_of(prompt) == "resume":
+    names = intents_of(prompt) if cfg["retrieval.intents"] else []
+    if "resume" in names:
         outcome.intent = "resume"
         picks = _resume(conn, prompt, turns, cfg, params, now)
         outcome.dense = _dense(dense, picks)
         for h in picks:
             outcome.note(h, True, "the prompt asks to resume earlier work: the session summary")
     else:
-        text = enrich(prompt, turns, cfg)
-        plan = plan_query(conn, text, params)
-        filters = Filters.from_config(cfg)
         files = [*files_named(prompt), *(session.files[-10:] if session else [])]
         anchored = anchored_by(conn, files) if cfg["retrieval.file_anchors"] else {}
-        hits = search(conn, text, limit=max(10, max_inject), params=params, filters=filters, now=now, plan=plan)
+        if asked := category_asked(names, CATEGORIES):
+            # Rule 8: a request for a kind of memory gets that kind's memories on its topic;
+            # if none covers it, the other kinds only share its words.
+            outcome.intent = asked
+            filters = Filters.from_config(cfg, categories=(asked,))
+            topic = without_intent(prompt, asked)
+            hits, picks = _word_matches(conn, topic, turns, cfg, params, filters, now, outcome, anchored)
+        else:
+            filters = Filters.from_config(cfg)
+            hits, picks = _word_matches(conn, prompt, turns, cfg, params, filters, now, outcome, anchored)
         outcome.dense = _dense(dense, hits)
-        picks = select_for_injection(conn, plan, hits, cfg, outcome, set(anchored))
         if outcome.dense is not None:
             picks = by_meaning(picks, outcome.dense, cfg["semantic.max_cosine_gap"], outcome)
         for h in picks:
@@ -254,6 +228,18 @@ def decide(
             picks += standout(conn, picks, outcome.dense, filters, cfg, now, outcome)
     outcome.hits = _not_again(conn, picks[:max_inject], session, shown_prefix, cfg, outcome)
     return outcome
+
+
+def _word_matches(
+    conn: sqlite3.Connection, prompt: str, turns: Sequence[str], cfg: Config, params: Params, filters: Filters,
+    now: datetime | None, outcome: Outcome, anchored: dict[int, str],
+) -> tuple[list[Hit], list[Hit]]:
+    """The word matches of the prompt (with its conversation) and rules 1, 2 and 4's picks."""
+    text = enrich(prompt, turns, cfg)
+    plan = plan_query(conn, text, params)
+    limit = max(10, cfg["retrieval.max_inject"])
+    hits = search(conn, text, limit=limit, params=params, filters=filters, now=now, plan=plan)
+    return hits, select_for_injection(conn, plan, hits, cfg, outcome, set(anchored))
 
 
 def by_meaning(picks: list[Hit], dense: Dense, max_gap: float, outcome: Outcome) -> list[Hit]:

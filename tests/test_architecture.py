@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memindex"
 # What the prompt hook may load (it runs `python3 -I -S`: standard library and these).
 HOOK_ALLOWED = {
     "memindex", "memindex.hook", "memindex.paths", "memindex.defaults", "memindex.errors", "memindex.config",
-    "memindex.inject", "memindex.prompt", "memindex.query", "memindex.legacy", "memindex.hits", "memindex.text", "memindex.render",
+    "memindex.inject", "memindex.intent", "memindex.prompt", "memindex.query", "memindex.legacy", "memindex.hits", "memindex.text", "memindex.render",
     "memindex.transcript", "memindex.index", "memindex.index.db", "memindex.index.rows", "memindex.index.reads",
     "memindex.index.vectors", "memindex.semantic", "memindex.semantic.client", "memindex.cjk", "memindex.cjk_search",
     "memindex.watch", "memindex.watch.marker", "memindex.lazy", "memindex.rootfs", "memindex.background", "memindex.lean",
@@ -196,7 +196,7 @@ OPEN_ALLOWED: dict[str, str] = {
     "memindex.cli.write": "the user's own --file input",
     "memindex.cli.candidate": "the user's own --new-info-file input",
     "memindex.scaffold": "package data, and .claude/settings.json outside the memory root that `init` edits",
-    "memindex.inject": "package data (data/intents.json)",
+    "memindex.intent": "package data (data/intents.json)",
     "memindex.hook._settle_streams": "os.devnull in place of a standard stream that cannot be flushed",
     "memindex.watch.mounts.read_mounts": "/proc/self/mountinfo, the kernel's mount table",
     "memindex.evaluation": "developer tools (benchmarks, evaluation sets); never run on a memory root",

@@ -13,7 +13,9 @@ import pytest
 
 from memindex import index
 from memindex.config import Config, parse_config
-from memindex.inject import decide, intent_of
+from memindex.inject import decide
+from memindex.defaults import CATEGORIES
+from memindex.intent import category_asked, intent_of, intents_of, without_intent
 from memindex.sync import sync
 from memindex.transcript import read_session
 from test_hook import prompt_json, put, run_hook
@@ -148,6 +150,80 @@ def test_a_resume_prompt_on_a_topic_gets_the_latest_session_on_it(project: Path)
     with index.open_reader(root) as conn:
         outcome = decide(conn, "where did we leave the billing CSV export?", Config())
     assert [h.path for h in outcome.hits] == ["sessions/2026-10-15-billing-tax.json"]  # not the older billing one (11-01)
+
+
+def _kinds_on_one_topic(root: Path) -> None:
+    """A decision, two runbooks and a constraint about the payout batch, and a runbook
+    that shares only the word "batch"."""
+    put(root, "decision", "payout-batch-nightly", "Payout batch runs nightly", ["payouts", "batch"],
+        "The payout batch settles host payouts nightly at 02:00 UTC instead of per booking.")
+    put(root, "runbook", "payout-batch-stuck", "Payout batch stuck in pending", ["payouts", "batch"],
+        "When the payout batch stays pending, re-queue it with `payouts requeue`; check the ledger lock.")
+    put(root, "runbook", "payout-batch-partial", "Payout batch settled only some hosts", ["payouts"],
+        "A payout batch that settled some hosts: rerun it for the rest; it skips settled lines.")
+    put(root, "runbook", "backup-batch-sunday", "Backup batch fails on Sundays", ["backups", "batch"],
+        "The backup batch fails on Sundays when the snapshot window overlaps maintenance; rerun it.")
+    put(root, "constraint", "payout-weekend-bank-cutoff", "Banks reject payouts on weekends", ["payouts", "bank"],
+        "Bank transfers for payouts are rejected on weekends; the batch must hold them until Monday.")
+    sync(root, Config())
+
+
+@pytest.mark.parametrize(("prompt", "kind", "expected"), [
+    ("is there a runbook for the payout batch?", "runbook",
+     {"runbooks/payout-batch-stuck.json", "runbooks/payout-batch-partial.json"}),
+    ("any constraints on the payout batch?", "constraint", {"constraints/payout-weekend-bank-cutoff.json"}),
+    ("what did we decide about the payout batch?", "decision", {"decisions/payout-batch-nightly.json"}),
+])
+def test_a_request_for_a_kind_of_memory_gets_that_kind_on_its_topic(
+    project: Path, prompt: str, kind: str, expected: set[str]
+) -> None:
+    root = project / ".claude" / "memory"
+    _kinds_on_one_topic(root)
+    with index.open_reader(root) as conn:
+        outcome = decide(conn, prompt, Config())
+        plain = decide(conn, "the payout batch?", Config())
+    assert outcome.intent == kind
+    assert {h.path for h in outcome.hits} == expected
+    assert {h.path for h in plain.hits} != expected  # the words alone pick other kinds too
+
+
+def test_a_request_for_a_kind_with_none_on_its_topic_injects_nothing(project: Path) -> None:
+    root = project / ".claude" / "memory"
+    _kinds_on_one_topic(root)
+    put(root, "decision", "payout-currency-eur", "Payout currency is EUR", ["payouts", "currency"],
+        "Host payouts are converted to EUR before the payout batch runs.")
+    sync(root, Config())
+    with index.open_reader(root) as conn:
+        assert decide(conn, "payout currency conversion?", Config()).hits  # the words find the decision
+        outcome = decide(conn, "any tech debt in payout currency conversion?", Config())
+    assert outcome.intent == "tech_debt" and outcome.hits == []
+
+
+@pytest.mark.parametrize("prompt", [
+    "can I just add a NOT NULL constraint?", "what's the difference between a unique constraint and an index",
+    "the decision tree classifier overfits", "help me pick a name for this function",
+])
+def test_a_kind_named_in_passing_is_no_request_for_it(prompt: str) -> None:
+    assert intent_of(prompt) is None
+
+
+def test_a_prompt_naming_several_kinds_asks_for_none(project: Path) -> None:
+    # "limits, conventions, known problems": a list of kinds, no request for one of them
+    assert intents_of("what should I know about our workers: limits, conventions, known problems?") == []
+    prompt = "any runbooks or conventions for the payout batch?"
+    assert set(intents_of(prompt)) == {"runbook", "preference"}
+    assert category_asked(intents_of(prompt), CATEGORIES) is None
+    root = project / ".claude" / "memory"
+    _kinds_on_one_topic(root)
+    with index.open_reader(root) as conn:
+        outcome = decide(conn, prompt, Config())
+    assert outcome.intent is None and outcome.hits  # the general rules, not one kind
+
+
+def test_the_words_between_a_request_and_its_kind_stay_its_topic() -> None:
+    assert without_intent("remind me of our git/PR conventions before I open this", "preference").split() == [
+        "our", "git/PR", "before", "I", "open", "this"]
+    assert "redis" in without_intent("which architecture decisions involve redis?", "decision")
 
 
 @pytest.mark.parametrize("prompt", ["fix the webhook handler", "what does git rebase -i do", "where is the config file"])

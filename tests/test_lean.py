@@ -18,7 +18,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memindex import lean
-from memindex.inject import intents
+from memindex.intent import intents
 from memindex.paths import FileStat
 from memindex.prompt import files_named
 from memindex.text import _INDEX_MARKUP, Term, _without_markup, sanitize_tag, words

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Sequence
 
 from ..config import Config
-from ..defaults import CATEGORIES
+from ..defaults import CATEGORIES, CATEGORY_FOLDER
 from ..hits import Hit
 from ..text import sanitize_tag, sanitize_title
 from ._common import AddParser, clean_arg, emit_json, err, positive_int
@@ -155,10 +155,14 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
         return 0
     print("settings: " + ", ".join(f"retrieval.{k}={v}" for k, v in settings.items()))
     print(f"semantic: {semantic}")
+    kind = CATEGORY_FOLDER.get(outcome.intent or "")
     if outcome.intent:
-        print(f"intent:   {outcome.intent}")
+        asked = f" (the prompt asks for {kind}: only they are considered)" if kind else ""
+        print(f"intent:   {outcome.intent}{asked}")
     if not outcome.decisions:
-        print("nothing considered: " + ("injection is off or the prompt is too short" if not outcome.hits else ""))
+        why = f"none of the {kind} shares the prompt's topic words" if kind else (
+            "no memory shares the prompt's words, or the prompt is too short, or injection is off")
+        print("nothing considered: " + why)
     for d in sorted(outcome.decisions, key=lambda d: (not d.kept, -d.score)):
         cov = "-" if d.coverage is None else f"{d.coverage:.2f}"
         print(f"{'INJECT' if d.kept else 'drop  '}  score {d.score:7.3f}  coverage {cov:>4}  {prefix}{d.path}\n        {d.rule}")

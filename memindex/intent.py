@@ -1,0 +1,76 @@
+"""What a prompt asks for, beyond its words: to resume earlier work, or a kind of memory.
+
+The patterns are data (memindex/data/intents.json). Each intent has a few lowercase
+words, one of which every match of its patterns holds: a prompt with none of them is
+never matched against the patterns, so most prompts never load the regular-expression
+engine (7 ms of the hook's start).
+
+- `resume` ("where did we leave off?"): the latest session summary is wanted, not the
+  memories that share the request's words ("off", "last", "doing");
+- a category (`runbook`, `decision`, `constraint`, `tech_debt`, `preference`): the prompt
+  asks for that kind of memory by the form of its request ("is there a runbook for ...",
+  "any constraints on ...", "what did we decide about ..."), not by a bare noun: "add a
+  NOT NULL constraint" asks for no constraint memory.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .lean import loads
+
+_INTENTS: dict[str, tuple[tuple[str, ...], list[str]]] | None = None
+
+
+def intents() -> dict[str, tuple[tuple[str, ...], list[str]]]:
+    """Intent name -> (prefilter words, patterns), read once. A pattern may use `{request}`,
+    the shared start of a request for a kind of memory (`_request` in the file)."""
+    global _INTENTS
+    if _INTENTS is None:
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "intents.json"), "rb") as fh:
+            data = loads(fh.read())
+        request = data["_request"]
+        _INTENTS = {
+            k: (tuple(v["words"]), [p.replace("{request}", request) for p in v["patterns"]])
+            for k, v in data.items() if not k.startswith("_")
+        }
+    return _INTENTS
+
+
+def intents_of(prompt: str) -> list[str]:
+    """Every intent whose patterns match the prompt, in the file's order."""
+    low = prompt.lower()
+    found = []
+    for name, (words, patterns) in intents().items():
+        if any(w in low for w in words):
+            import re
+
+            if any(re.search(p, prompt, re.IGNORECASE) for p in patterns):
+                found.append(name)
+    return found
+
+
+def intent_of(prompt: str) -> str | None:
+    """The prompt's first intent, if any."""
+    found = intents_of(prompt)
+    return found[0] if found else None
+
+
+def category_asked(names: list[str], categories: tuple[str, ...]) -> str | None:
+    """The one kind of memory the prompt asks for; None when it names none or several
+    ("limits, conventions, known problems" wants all of them)."""
+    asked = [n for n in names if n in categories]
+    return asked[0] if len(asked) == 1 else None
+
+
+def without_intent(prompt: str, name: str) -> str:
+    """The prompt with the words that make it this intent taken out ("where did we leave
+    off with the tz migration?" -> "... the tz migration?"): what is left is its topic."""
+    import re
+
+    def kept(m: re.Match[str]) -> str:  # a request's words between its start and its noun are topic
+        return f" {m.groupdict().get('keep') or ''} "
+
+    for pattern in intents()[name][1]:
+        prompt = re.sub(pattern, kept, prompt, flags=re.IGNORECASE)
+    return prompt
