@@ -94,6 +94,18 @@ def test_evaluate_set_compares_the_old_matcher_and_fts5(tiny_set: Path) -> None:
     assert any("inject precision" in line for line in printed)
 
 
+def test_evaluate_set_takes_a_set_laid_out_flat(tiny_set: Path, tmp_path: Path) -> None:
+    """cedar and fjord keep their category folders beside queries.json and README.md."""
+    flat = tmp_path / "flat"
+    shutil.copytree(tiny_set / ".claude" / "memory", flat)
+    shutil.copy(tiny_set / "queries.json", flat / "queries.json")
+    (flat / "README.md").write_text("# not a memory\n")
+    printed: list[str] = []
+    summary = eval_memory.evaluate_set(flat, out=printed.append)
+    assert printed[0].startswith("judged set: 5 memories, 4 queries")  # README.md and queries.json not indexed
+    assert summary["fts5_bm25 (product defaults)"]["recall_g2"] == 1.0
+
+
 def test_eval_beir_runs_end_to_end_on_a_tiny_collection(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     docs = [("d1", "Vitamin D and bone density", "Vitamin D supplementation increases bone mineral density in older adults."),
             ("d2", "Statins and muscle pain", "Statin therapy is associated with myalgia in a minority of patients."),

@@ -12,7 +12,6 @@ A set is a folder holding `.claude/memory/<folder>/<id>.json` and `queries.json`
 from __future__ import annotations
 
 import json
-import shutil
 import tempfile
 from collections import defaultdict
 from datetime import datetime, timezone
@@ -31,6 +30,7 @@ from memindex.sync import sync
 from memindex.transcript import recent_user_turns
 
 from .metrics import evaluate, table
+from .sets import copy_store
 
 NOW = datetime(2026, 11, 22, tzinfo=timezone.utc)  # fixed: recency and retention are reproducible
 SEARCH = [R @ 10, R(rel=2) @ 10, RR, nDCG @ 10]
@@ -38,13 +38,6 @@ SEARCH = [R @ 10, R(rel=2) @ 10, RR, nDCG @ 10]
 SEMANTIC_NAME = "fts5_bm25 + semantic (product defaults)"
 RRF_NAME = "fts5_bm25 + semantic, search fused by RRF k=60 (baseline)"
 SEMANTIC_CFG = parse_config({"semantic": {"enabled": True}})
-
-
-def load_set(folder: Path) -> tuple[Path, list[dict]]:
-    """A judged set: its memories under `<folder>/.claude/memory/`, its `<folder>/queries.json`."""
-    root = folder / ".claude" / "memory"
-    queries = json.loads((folder / "queries.json").read_text(encoding="utf-8"))
-    return root, queries
 
 
 def write_transcript(path: Path, turns: list[str]) -> None:
@@ -244,12 +237,11 @@ def evaluate_set(folder: Path, variants: bool = False, kinds: bool = False, out=
                  semantic: bool = False) -> dict[str, dict]:
     """Run every strategy; print the tables; return the metrics per strategy. `semantic`
     adds the fused search (the store embedded once by the product's own sync)."""
-    src_root, queries = load_set(folder)
+    queries = json.loads((folder / "queries.json").read_text(encoding="utf-8"))
     summary: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="memindex-eval-") as tmp_name:
         tmp = Path(tmp_name)
-        root = tmp / "proj" / ".claude" / "memory"
-        shutil.copytree(src_root, root, ignore=shutil.ignore_patterns(".index.db*", "index.md", ".*"))
+        root = copy_store(folder, tmp / "proj")  # `<folder>/.claude/memory/` or the category folders in `<folder>`
         report = sync(root, SEMANTIC_CFG if semantic else Config())
         conn = index.open_reader(root)
         n_neg = sum(1 for q in queries if not q["judgments"])
