@@ -33,7 +33,7 @@ rule has a reason and none is an absolute BM25 threshold:
 from __future__ import annotations
 
 from .config import Config
-from .defaults import CATEGORIES, CATEGORY_PRIORITY, FILE_ANCHOR_MAX, STANDOUT_PEERS
+from .defaults import CATEGORY_PRIORITY, FILE_ANCHOR_MAX, STANDOUT_PEERS
 from .hits import Hit
 from .index import reads
 from .index.reads import file_key
@@ -208,7 +208,7 @@ def decide(
     else:
         files = [*files_named(prompt), *(session.files[-10:] if session else [])]
         anchored = anchored_by(conn, files) if cfg["retrieval.file_anchors"] else {}
-        if asked := category_asked(names, CATEGORIES):
+        if asked := category_asked(names):
             # Rule 8: a request for a kind of memory gets that kind's memories on its topic;
             # if none covers it, the other kinds only share its words.
             outcome.intent = asked

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 
+from .defaults import CATEGORIES
 from .lean import loads
 
 _INTENTS: dict[str, tuple[tuple[str, ...], list[str]]] | None = None
@@ -56,10 +57,10 @@ def intent_of(prompt: str) -> str | None:
     return found[0] if found else None
 
 
-def category_asked(names: list[str], categories: tuple[str, ...]) -> str | None:
-    """The one kind of memory the prompt asks for; None when it names none or several
-    ("limits, conventions, known problems" wants all of them)."""
-    asked = [n for n in names if n in categories]
+def category_asked(names: list[str]) -> str | None:
+    """The one kind of memory the prompt asks for (of its intents, `names`); None when it
+    asks for none or several ("any runbooks or conventions for ..." wants both)."""
+    asked = [n for n in names if n in CATEGORIES]
     return asked[0] if len(asked) == 1 else None
 
 

@@ -14,7 +14,6 @@ import pytest
 from memindex import index
 from memindex.config import Config, parse_config
 from memindex.inject import decide
-from memindex.defaults import CATEGORIES
 from memindex.intent import category_asked, intent_of, intents_of, without_intent
 from memindex.sync import sync
 from memindex.transcript import read_session
@@ -152,19 +151,25 @@ def test_a_resume_prompt_on_a_topic_gets_the_latest_session_on_it(project: Path)
     assert [h.path for h in outcome.hits] == ["sessions/2026-10-15-billing-tax.json"]  # not the older billing one (11-01)
 
 
+# A decision, two runbooks and a constraint about the payout batch, and a runbook that
+# shares only the word "batch": (category, id, title, tags, text).
+PAYOUT_KINDS = (
+    ("decision", "payout-batch-nightly", "Payout batch runs nightly", ["payouts", "batch"],
+     "The payout batch settles host payouts nightly at 02:00 UTC instead of per booking."),
+    ("runbook", "payout-batch-stuck", "Payout batch stuck in pending", ["payouts", "batch"],
+     "When the payout batch stays pending, re-queue it with `payouts requeue`; check the ledger lock."),
+    ("runbook", "payout-batch-partial", "Payout batch settled only some hosts", ["payouts"],
+     "A payout batch that settled some hosts: rerun it for the rest; it skips settled lines."),
+    ("runbook", "backup-batch-sunday", "Backup batch fails on Sundays", ["backups", "batch"],
+     "The backup batch fails on Sundays when the snapshot window overlaps maintenance; rerun it."),
+    ("constraint", "payout-weekend-bank-cutoff", "Banks reject payouts on weekends", ["payouts", "bank"],
+     "Bank transfers for payouts are rejected on weekends; the batch must hold them until Monday."),
+)
+
+
 def _kinds_on_one_topic(root: Path) -> None:
-    """A decision, two runbooks and a constraint about the payout batch, and a runbook
-    that shares only the word "batch"."""
-    put(root, "decision", "payout-batch-nightly", "Payout batch runs nightly", ["payouts", "batch"],
-        "The payout batch settles host payouts nightly at 02:00 UTC instead of per booking.")
-    put(root, "runbook", "payout-batch-stuck", "Payout batch stuck in pending", ["payouts", "batch"],
-        "When the payout batch stays pending, re-queue it with `payouts requeue`; check the ledger lock.")
-    put(root, "runbook", "payout-batch-partial", "Payout batch settled only some hosts", ["payouts"],
-        "A payout batch that settled some hosts: rerun it for the rest; it skips settled lines.")
-    put(root, "runbook", "backup-batch-sunday", "Backup batch fails on Sundays", ["backups", "batch"],
-        "The backup batch fails on Sundays when the snapshot window overlaps maintenance; rerun it.")
-    put(root, "constraint", "payout-weekend-bank-cutoff", "Banks reject payouts on weekends", ["payouts", "bank"],
-        "Bank transfers for payouts are rejected on weekends; the batch must hold them until Monday.")
+    for memory in PAYOUT_KINDS:
+        put(root, *memory)
     sync(root, Config())
 
 
@@ -212,7 +217,7 @@ def test_a_prompt_naming_several_kinds_asks_for_none(project: Path) -> None:
     assert intents_of("what should I know about our workers: limits, conventions, known problems?") == []
     prompt = "any runbooks or conventions for the payout batch?"
     assert set(intents_of(prompt)) == {"runbook", "preference"}
-    assert category_asked(intents_of(prompt), CATEGORIES) is None
+    assert category_asked(intents_of(prompt)) is None
     root = project / ".claude" / "memory"
     _kinds_on_one_topic(root)
     with index.open_reader(root) as conn:
@@ -297,3 +302,21 @@ def test_explain_names_the_rule_for_each_memory(project: Path) -> None:
     assert all(c["rule"] for c in report["considered"])
     kept = [c for c in report["considered"] if c["kept"]]
     assert kept and kept[0]["coverage"] >= 0.4
+
+
+def test_explain_says_which_kind_the_prompt_asks_for_and_when_none_fits(project: Path) -> None:
+    from memindex.cli import main
+
+    import contextlib
+    import io
+
+    _kinds_on_one_topic(project / ".claude" / "memory")
+    for prompt, expected in [
+        ("any constraints on the payout batch?", ["intent:   constraint (the prompt asks for this kind: only constraints/ is considered)", "INJECT"]),
+        ("any tech debt in the payout batch?", ["intent:   tech_debt", "nothing considered: no memory in tech-debt/ shares"]),
+    ]:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main(["--root", str(project), "explain", prompt]) == 0
+        for line in expected:
+            assert line in out.getvalue(), (prompt, out.getvalue())

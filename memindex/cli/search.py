@@ -157,10 +157,10 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
     print(f"semantic: {semantic}")
     kind = CATEGORY_FOLDER.get(outcome.intent or "")
     if outcome.intent:
-        asked = f" (the prompt asks for {kind}: only they are considered)" if kind else ""
+        asked = f" (the prompt asks for this kind: only {kind}/ is considered)" if kind else ""
         print(f"intent:   {outcome.intent}{asked}")
     if not outcome.decisions:
-        why = f"none of the {kind} shares the prompt's topic words" if kind else (
+        why = f"no memory in {kind}/ shares the prompt's topic words" if kind else (
             "no memory shares the prompt's words, or the prompt is too short, or injection is off")
         print("nothing considered: " + why)
     for d in sorted(outcome.decisions, key=lambda d: (not d.kept, -d.score)):
