@@ -208,16 +208,16 @@ def decide(
     else:
         files = [*files_named(prompt), *(session.files[-10:] if session else [])]
         anchored = anchored_by(conn, files) if cfg["retrieval.file_anchors"] else {}
-        if asked := category_asked(names):
-            # Rule 8: a request for a kind of memory gets that kind's memories on its topic;
-            # if none covers it, the other kinds only share its words.
-            outcome.intent = asked
-            filters = Filters.from_config(cfg, categories=(asked,))
-            topic = without_intent(prompt, asked)
-            hits, picks = _word_matches(conn, topic, turns, cfg, params, filters, now, outcome, anchored)
-        else:
-            filters = Filters.from_config(cfg)
-            hits, picks = _word_matches(conn, prompt, turns, cfg, params, filters, now, outcome, anchored)
+        # Rule 8: a request for a kind of memory gets that kind's memories on its topic;
+        # if none covers it, the other kinds only share its words.
+        asked = category_asked(names)
+        topic = without_intent(prompt, asked) if asked else prompt
+        outcome.intent = asked
+        filters = Filters.from_config(cfg, categories=(asked,) if asked else ())
+        text = enrich(topic, turns, cfg)
+        plan = plan_query(conn, text, params)
+        hits = search(conn, text, limit=max(10, max_inject), params=params, filters=filters, now=now, plan=plan)
+        picks = select_for_injection(conn, plan, hits, cfg, outcome, set(anchored))
         outcome.dense = _dense(dense, hits)
         if outcome.dense is not None:
             picks = by_meaning(picks, outcome.dense, cfg["semantic.max_cosine_gap"], outcome)
@@ -228,18 +228,6 @@ def decide(
             picks += standout(conn, picks, outcome.dense, filters, cfg, now, outcome)
     outcome.hits = _not_again(conn, picks[:max_inject], session, shown_prefix, cfg, outcome)
     return outcome
-
-
-def _word_matches(
-    conn: sqlite3.Connection, prompt: str, turns: Sequence[str], cfg: Config, params: Params, filters: Filters,
-    now: datetime | None, outcome: Outcome, anchored: dict[int, str],
-) -> tuple[list[Hit], list[Hit]]:
-    """The word matches of the prompt (with its conversation) and rules 1, 2 and 4's picks."""
-    text = enrich(prompt, turns, cfg)
-    plan = plan_query(conn, text, params)
-    limit = max(10, cfg["retrieval.max_inject"])
-    hits = search(conn, text, limit=limit, params=params, filters=filters, now=now, plan=plan)
-    return hits, select_for_injection(conn, plan, hits, cfg, outcome, set(anchored))
 
 
 def by_meaning(picks: list[Hit], dense: Dense, max_gap: float, outcome: Outcome) -> list[Hit]:

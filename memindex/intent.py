@@ -51,12 +51,6 @@ def intents_of(prompt: str) -> list[str]:
     return found
 
 
-def intent_of(prompt: str) -> str | None:
-    """The prompt's first intent, if any."""
-    found = intents_of(prompt)
-    return found[0] if found else None
-
-
 def category_asked(names: list[str]) -> str | None:
     """The one kind of memory the prompt asks for (of its intents, `names`); None when it
     asks for none or several ("any runbooks or conventions for ..." wants both)."""

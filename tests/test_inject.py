@@ -14,7 +14,7 @@ import pytest
 from memindex import index
 from memindex.config import Config, parse_config
 from memindex.inject import decide
-from memindex.intent import category_asked, intent_of, intents_of, without_intent
+from memindex.intent import category_asked, intents_of, without_intent
 from memindex.sync import sync
 from memindex.transcript import read_session
 from test_hook import prompt_json, put, run_hook
@@ -104,7 +104,7 @@ def test_read_session_finds_blocks_and_touched_files(tmp_path: Path) -> None:
     "where did we leave off?", "what was I working on yesterday", "ok, pick it back up", "catch me up on the last session",
 ])
 def test_resume_prompts_get_the_latest_session_summary(project: Path, prompt: str) -> None:
-    assert intent_of(prompt) == "resume"
+    assert intents_of(prompt) == ["resume"]
     out = run_hook(prompt_json(project, prompt)).stdout.decode()
     assert "sessions/2026-11-03-booking.json" in out and "billing" not in out
 
@@ -209,7 +209,7 @@ def test_a_request_for_a_kind_with_none_on_its_topic_injects_nothing(project: Pa
     "the decision tree classifier overfits", "help me pick a name for this function",
 ])
 def test_a_kind_named_in_passing_is_no_request_for_it(prompt: str) -> None:
-    assert intent_of(prompt) is None
+    assert intents_of(prompt) == []
 
 
 def test_a_prompt_naming_several_kinds_asks_for_none(project: Path) -> None:
@@ -233,7 +233,7 @@ def test_the_words_between_a_request_and_its_kind_stay_its_topic() -> None:
 
 @pytest.mark.parametrize("prompt", ["fix the webhook handler", "what does git rebase -i do", "where is the config file"])
 def test_ordinary_prompts_have_no_intent(prompt: str) -> None:
-    assert intent_of(prompt) is None
+    assert intents_of(prompt) == []
 
 
 def test_a_file_the_session_touched_lowers_the_bar_for_its_memories(tmp_path: Path) -> None:
