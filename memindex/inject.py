@@ -27,7 +27,12 @@ rule has a reason and none is an absolute BM25 threshold:
    a runbook for ...", "any constraints on ...", "what did we decide about ...";
    `memindex.intent`) gets the memories of that kind that rules 1-7 pick for its topic
    (the request's words taken out), and nothing when none qualifies: the other kinds only
-   share its words.
+   share its words;
+9. general: a question about the world rather than the project ("what's the difference
+   between ...", "how does X work?", with no "we", "our", "here", "it" ...;
+   `memindex.intent`) is answered from memory only by a memory that holds every word of
+   its topic (coverage 1): "how does Redis eviction work in general?" shares words with
+   the project's Redis memories, but is not about them.
 """
 
 from __future__ import annotations
@@ -100,8 +105,10 @@ def select_for_injection(
     cfg: Config,
     outcome: Outcome,
     anchored: set[int] = frozenset(),  # type: ignore[assignment]
+    whole_topic: bool = False,
 ) -> list[Hit]:
-    """Rules 1 and 2: the "slam dunk" subset of the word matches."""
+    """Rules 1 and 2: the "slam dunk" subset of the word matches (`whole_topic`: each must
+    match every one of the prompt's terms, rule 9, not just `min_coverage` of them)."""
     active = [h for h in hits if h.record_status == "active"]
     max_inject = cfg["retrieval.max_inject"]
     if not active or max_inject <= 0:
@@ -113,14 +120,15 @@ def select_for_injection(
         if h not in candidates:
             outcome.note(h, False, f"score below {ratio:g} of the best" if h.score < cutoff else f"beyond max_inject {max_inject}")
     coverage(conn, plan, candidates)
-    floor = cfg["retrieval.min_coverage"]
+    floor = 1.0 if whole_topic else cfg["retrieval.min_coverage"]
     passing = [h for h in candidates if (h.coverage or 0.0) >= (floor / 2 if h.rowid in anchored else floor)]
     top = max((h.coverage or 0.0 for h in passing), default=0.0)
     relative = cfg["retrieval.min_relative_coverage"]
     kept = []
     for h in candidates:
         if h not in passing:
-            outcome.note(h, False, f"covers {h.coverage or 0:.2f} of the prompt, under min_coverage {floor:g}")
+            need = "1: a general question needs all its words" if whole_topic else f"min_coverage {floor:g}"
+            outcome.note(h, False, f"covers {h.coverage or 0:.2f} of the prompt, under {need}")
         elif (h.coverage or 0.0) < relative * top:
             outcome.note(h, False, f"covers {h.coverage:.2f}, under {relative:g} x the best pick's {top:.2f}")
         else:
@@ -209,22 +217,24 @@ def decide(
         files = [*files_named(prompt), *(session.files[-10:] if session else [])]
         anchored = anchored_by(conn, files) if cfg["retrieval.file_anchors"] else {}
         # Rule 8: a request for a kind of memory gets that kind's memories on its topic;
-        # if none covers it, the other kinds only share its words.
+        # if none covers it, the other kinds only share its words. Rule 9: a question
+        # about the world needs a memory holding every word of its topic.
         asked = category_asked(names)
-        topic = without_intent(prompt, asked) if asked else prompt
-        outcome.intent = asked
+        general = not asked and "general" in names
+        outcome.intent = asked or ("general" if general else None)
+        topic = without_intent(prompt, outcome.intent) if outcome.intent else prompt
         filters = Filters.from_config(cfg, categories=(asked,) if asked else ())
         text = enrich(topic, turns, cfg)
         plan = plan_query(conn, text, params)
         hits = search(conn, text, limit=max(10, max_inject), params=params, filters=filters, now=now, plan=plan)
-        picks = select_for_injection(conn, plan, hits, cfg, outcome, set(anchored))
+        picks = select_for_injection(conn, plan, hits, cfg, outcome, set(anchored), general)
         outcome.dense = _dense(dense, hits)
         if outcome.dense is not None:
             picks = by_meaning(picks, outcome.dense, cfg["semantic.max_cosine_gap"], outcome)
         for h in picks:
             why = f" (its related_files name {anchored[h.rowid]})" if h.rowid in anchored else ""
             outcome.note(h, True, "a clear word match" + why)
-        if outcome.dense is not None and len(picks) < max_inject:
+        if outcome.dense is not None and len(picks) < max_inject and not general:
             picks += standout(conn, picks, outcome.dense, filters, cfg, now, outcome)
     outcome.hits = _not_again(conn, picks[:max_inject], session, shown_prefix, cfg, outcome)
     return outcome

@@ -10,7 +10,10 @@ engine (7 ms of the hook's start).
 - a category (`runbook`, `decision`, `constraint`, `tech_debt`, `preference`): the prompt
   asks for that kind of memory by the form of its request ("is there a runbook for ...",
   "any constraints on ...", "what did we decide about ..."), not by a bare noun: "add a
-  NOT NULL constraint" asks for no constraint memory.
+  NOT NULL constraint" asks for no constraint memory;
+- `general` ("what's the difference between ...", "how does X work?"): a question about
+  the world, unless a word points at the project or the conversation ("we", "our",
+  "here", "it", ...: the intent's `unless` pattern).
 """
 
 from __future__ import annotations
@@ -20,19 +23,25 @@ import os
 from .defaults import CATEGORIES
 from .lean import loads
 
-_INTENTS: dict[str, tuple[tuple[str, ...], list[str]]] | None = None
+_INTENTS: dict[str, tuple[tuple[tuple[str, ...], ...], list[str], str | None]] | None = None
 
 
-def intents() -> dict[str, tuple[tuple[str, ...], list[str]]]:
-    """Intent name -> (prefilter words, patterns), read once. A pattern may use `{request}`,
-    the shared start of a request for a kind of memory (`_request` in the file)."""
+def intents() -> dict[str, tuple[tuple[tuple[str, ...], ...], list[str], str | None]]:
+    """Intent name -> (prefilter words, patterns, `unless`: a pattern that rules the intent
+    out), read once. Each prefilter entry is the words that must all occur (one word, or
+    several where each alone is common: "how do" and " work"). A pattern may use
+    `{request}`, the shared start of a request for a kind of memory (`_request`)."""
     global _INTENTS
     if _INTENTS is None:
         with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "intents.json"), "rb") as fh:
             data = loads(fh.read())
         request = data["_request"]
         _INTENTS = {
-            k: (tuple(v["words"]), [p.replace("{request}", request) for p in v["patterns"]])
+            k: (
+                tuple((w,) if isinstance(w, str) else tuple(w) for w in v["words"]),
+                [p.replace("{request}", request) for p in v["patterns"]],
+                v.get("unless"),
+            )
             for k, v in data.items() if not k.startswith("_")
         }
     return _INTENTS
@@ -42,11 +51,13 @@ def intents_of(prompt: str) -> list[str]:
     """Every intent whose patterns match the prompt, in the file's order."""
     low = prompt.lower()
     found = []
-    for name, (words, patterns) in intents().items():
-        if any(w in low for w in words):
+    for name, (words, patterns, unless) in intents().items():
+        if any(all(w in low for w in entry) for entry in words):
             import re
 
-            if any(re.search(p, prompt, re.IGNORECASE) for p in patterns):
+            if any(re.search(p, prompt, re.IGNORECASE) for p in patterns) and not (
+                unless and re.search(unless, prompt, re.IGNORECASE)
+            ):
                 found.append(name)
     return found
 

@@ -209,7 +209,7 @@ def test_a_request_for_a_kind_with_none_on_its_topic_injects_nothing(project: Pa
     "the decision tree classifier overfits", "help me pick a name for this function",
 ])
 def test_a_kind_named_in_passing_is_no_request_for_it(prompt: str) -> None:
-    assert intents_of(prompt) == []
+    assert category_asked(intents_of(prompt)) is None
 
 
 def test_a_prompt_naming_several_kinds_asks_for_none(project: Path) -> None:
@@ -234,6 +234,37 @@ def test_the_words_between_a_request_and_its_kind_stay_its_topic() -> None:
 @pytest.mark.parametrize("prompt", ["fix the webhook handler", "what does git rebase -i do", "where is the config file"])
 def test_ordinary_prompts_have_no_intent(prompt: str) -> None:
     assert intents_of(prompt) == []
+
+
+@pytest.mark.parametrize(("prompt", "general"), [
+    ("what's the difference between LRU and LFU eviction?", True),
+    ("how does Redis eviction work, LRU vs LFU?", True),
+    ("explain how a token bucket rate limiter works", True),
+    ("kafka consumer rebalancing in general", True),
+    ("how does our deploy work?", False),  # a word pointing at the project
+    ("login stuff for the dashboard, how does it work?", False),  # ... or at the conversation
+    ("how do deploys work here again?", False),
+    ("how do I rotate the stripe keys?", False),  # no question about how something works
+])
+def test_a_question_about_the_world_is_told_by_its_form(prompt: str, general: bool) -> None:
+    assert ("general" in intents_of(prompt)) is general
+
+
+def test_a_question_about_the_world_needs_a_memory_holding_all_its_words(project: Path) -> None:
+    """The RDS constraint shares "pgbouncer", "transaction" and "connections" with a
+    textbook question: enough for a prompt about the project, not for one about the world."""
+    root = project / ".claude" / "memory"
+    rds = "constraints/rds-max-connections.json"
+    with index.open_reader(root) as conn:
+        words = decide(conn, "pgbouncer transaction pooling vs session pooling, connections", Config())
+        world = decide(conn, "how does pgbouncer transaction pooling work vs session pooling, connections?", Config())
+        ours = decide(conn, "how does our pgbouncer transaction pooling work vs session pooling, connections?", Config())
+        whole = decide(conn, "how does the RDS max_connections work?", Config())
+    assert [h.path for h in words.hits] == [rds] == [h.path for h in ours.hits]
+    assert world.intent == "general" and world.hits == []
+    assert [d.rule.split(", under ")[1] for d in world.decisions if d.path == rds] == [
+        "1: a general question needs all its words"]
+    assert whole.intent == "general" and [h.path for h in whole.hits] == [rds]
 
 
 def test_a_file_the_session_touched_lowers_the_bar_for_its_memories(tmp_path: Path) -> None:

@@ -11,6 +11,11 @@ from ..hits import Hit
 from ..text import sanitize_tag, sanitize_title
 from ._common import AddParser, clean_arg, emit_json, err, positive_int
 
+EXPLAIN_INTENT = {  # what explain says of an intent that is no kind of memory
+    "resume": " (the prompt asks to resume earlier work: the latest session summary on its topic)",
+    "general": " (a question about the world, not the project: only a memory holding every word of its topic)",
+}
+
 
 def register(add: AddParser) -> None:
     p = add("search", example='memindex search "stripe webhook 400" -c runbook')
@@ -157,7 +162,7 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
     print(f"semantic: {semantic}")
     kind = CATEGORY_FOLDER.get(outcome.intent or "")
     if outcome.intent:
-        asked = f" (the prompt asks for this kind: only {kind}/ is considered)" if kind else ""
+        asked = f" (the prompt asks for this kind: only {kind}/ is considered)" if kind else EXPLAIN_INTENT.get(outcome.intent, "")
         print(f"intent:   {outcome.intent}{asked}")
     if not outcome.decisions:
         why = f"no memory in {kind}/ shares the prompt's topic words" if kind else (
