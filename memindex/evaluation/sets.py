@@ -10,7 +10,10 @@
   evaluation code or its figures, after the settings were chosen (a game studio's backend;
   first measured whole, unseen: docs/evaluation.md; only its dev slice was looked at after);
 - fjord: evalsets/fjord, written blind the same way by another helper, after rule 8 was
-  chosen (a salmon farm's monitoring platform; first measured whole, unseen).
+  chosen (a salmon farm's monitoring platform; first measured whole, unseen);
+- quarry: evalsets/quarry, written blind by a third helper after rule 9 was chosen, with
+  most prompts worded as work requests (a transit agency's real-time passenger
+  information; first measured whole, unseen; only its dev slice was looked at after).
 
 Every set keeps a held-out slice (`HOLDOUT_SHARE` of its queries, chosen by a hash of the
 set name and query id, so it never moves): settings are chosen on the rest ("dev") and the
@@ -27,7 +30,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent.parent
 HOLDOUT_SHARE = 0.3
-SETS = ("harbor", "atlas", "locomo", "cedar", "fjord")  # every set, in the order tables show them
+SETS = ("harbor", "atlas", "locomo", "cedar", "fjord", "quarry")  # every set, in the order tables show them
 LOCOMO_JSON = REPO.parent / "shared" / "data" / "locomo" / "locomo10.json"
 
 
