@@ -102,6 +102,7 @@ def test_read_session_finds_blocks_and_touched_files(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("prompt", [
     "where did we leave off?", "what was I working on yesterday", "ok, pick it back up", "catch me up on the last session",
+    "where were we?", "ok where was I",
 ])
 def test_resume_prompts_get_the_latest_session_summary(project: Path, prompt: str) -> None:
     assert intents_of(prompt) == ["resume"]
@@ -109,12 +110,22 @@ def test_resume_prompts_get_the_latest_session_summary(project: Path, prompt: st
     assert "sessions/2026-11-03-booking.json" in out and "billing" not in out
 
 
-def test_a_resume_prompt_on_a_topic_gets_that_topic_s_session(project: Path) -> None:
+@pytest.mark.parametrize("prompt", [
+    "where did we leave the billing CSV export?", "pick the billing CSV export back up",
+])
+def test_a_resume_prompt_on_a_topic_gets_that_topic_s_session(project: Path, prompt: str) -> None:
     root = project / ".claude" / "memory"
     with index.open_reader(root) as conn:
-        outcome = decide(conn, "where did we leave the billing CSV export?", Config())
+        outcome = decide(conn, prompt, Config())
     assert outcome.intent == "resume"
     assert [h.path for h in outcome.hits] == ["sessions/2026-10-01-billing.json"]
+
+
+@pytest.mark.parametrize("prompt", [
+    "where were we storing the upload logs?", "pick up the latest changes from main", "pick up the phone integration",
+])
+def test_prompts_that_only_look_like_resuming_are_not(prompt: str) -> None:
+    assert "resume" not in intents_of(prompt)
 
 
 def _dated(root: Path, category: str, mem_id: str, title: str, tags: list[str], text: str, when: str) -> None:
