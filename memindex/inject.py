@@ -13,7 +13,8 @@ rule has a reason and none is an absolute BM25 threshold:
    latest session summary on its topic (the words of the request itself are no topic), or
    else the latest one, instead of word matches;
 4. files: a memory whose `related_files` name a file that the prompt names, or that the
-   session just read or edited, needs half the coverage (the file is evidence words miss);
+   session just read or edited, is a candidate wherever it ranks among the word matches
+   and needs half the coverage (the file is evidence words miss);
 5. session: a memory injected earlier in this session is not injected again unless its
    file changed since (the transcript records each block the hook printed);
 6. meaning (only when the semantic worker answers in time): a word match whose cosine to
@@ -116,6 +117,7 @@ def select_for_injection(
     ratio = cfg["retrieval.relative_cutoff"]
     cutoff = ratio * active[0].score
     candidates = [h for h in active[:max_inject] if h.score >= cutoff]
+    candidates += [h for h in active if h.rowid in anchored and h not in candidates]  # rule 4
     for h in active[: max_inject * 2]:
         if h not in candidates:
             outcome.note(h, False, f"score below {ratio:g} of the best" if h.score < cutoff else f"beyond max_inject {max_inject}")

@@ -298,6 +298,33 @@ def test_a_file_the_session_touched_lowers_the_bar_for_its_memories(tmp_path: Pa
     assert "tech-debt/invoice-rounding.json" in [h.path for h in touched.hits]
 
 
+def test_a_memory_anchored_to_a_touched_file_is_a_candidate_wherever_it_ranks(tmp_path: Path) -> None:
+    """Four decisions outscore the anchored note on the prompt's words (it is long, its
+    words diluted) but cover too little of it; the note covers the prompt, and the file
+    the session edited makes it a candidate although its score is under 0.7 of the best."""
+    root = tmp_path / "p" / ".claude" / "memory"
+    path = put(root, "tech_debt", "invoice-rounding", "Billing module notes", ["billing"],
+               "Notes on the billing module. " + "It has grown over the years and holds many helpers. " * 40
+               + "Totals drift by a cent.")
+    data = json.loads(path.read_text())
+    data["related_files"] = ["billing/invoice_totals.py"]
+    path.write_text(json.dumps(data))
+    for i in range(4):
+        put(root, "decision", f"d{i}", f"Totals on long invoices {i}", ["totals", "invoices"], f"Totals of long invoices are shown per page {i}.")
+    for i in range(6):
+        put(root, "runbook", f"r{i}", f"Runbook {i}", ["ops"], f"Other topic {i}.")
+    sync(root, Config())
+    prompt = "why do totals drift by a cent on long invoices"
+    t = transcript(tmp_path / "t.jsonl", [{"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "name": "Edit", "input": {"file_path": str(tmp_path / "p" / "billing" / "invoice_totals.py")}}]}}])
+    with index.open_reader(root) as conn:
+        plain = decide(conn, prompt, Config())
+        touched = decide(conn, prompt, Config(), session=read_session(str(t), 1 << 20, 65536))
+    assert plain.hits == []
+    assert [d.rule for d in plain.decisions if d.path == "tech-debt/invoice-rounding.json"] == ["score below 0.7 of the best"]
+    assert [h.path for h in touched.hits] == ["tech-debt/invoice-rounding.json"]
+
+
 def test_a_pick_that_covers_much_less_than_the_best_one_is_dropped(project: Path) -> None:
     """The runbook explains the prompt (0.96 of its IDF mass); the RDS constraint matches
     "400" and "rds" (0.46): enough for min_coverage, not next to the best pick."""
