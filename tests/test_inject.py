@@ -383,6 +383,8 @@ def test_explain_says_which_kind_the_prompt_asks_for_and_when_none_fits(project:
     for prompt, expected in [
         ("any constraints on the payout batch?", ["intent:   constraint (the prompt asks for this kind: only constraints/ is considered)", "INJECT"]),
         ("any tech debt in the payout batch?", ["intent:   tech_debt", "nothing considered: no memory in tech-debt/ shares"]),
+        ("how does a bank batch work in general, with retries?", ["intent:   general (a question about the world",
+                                                                "a general question needs all its words", "injected: 0"]),
     ]:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
