@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Retrieval quality on every judged memory set, side by side, dev and held-out slices apart.
 
-    python scripts/eval_memory.py                      # harbor, atlas, LoCoMo, cedar, fjord, quarry: one table
+    python scripts/eval_memory.py                      # harbor, atlas, LoCoMo, cedar, fjord, quarry, sedge: one table
     python scripts/eval_memory.py --sets harbor atlas  # some of them
     python scripts/eval_memory.py --set evalsets/harbor [--kinds] [--variants]   # one set in depth
     python scripts/eval_memory.py --semantic           # plus the semantic channel (search fusion, the worker's view)

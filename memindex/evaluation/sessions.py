@@ -65,7 +65,7 @@ def replay(conn, turns: list[str], cfg: Config, path: Path) -> tuple[int, int, i
     return chars, count, repeats
 
 
-def evaluate_sessions(names: tuple[str, ...] = ("harbor", "atlas", "cedar", "fjord", "quarry"), out=print) -> dict[tuple[str, bool], tuple[int, int, int, int]]:
+def evaluate_sessions(names: tuple[str, ...] = ("harbor", "atlas", "cedar", "fjord", "quarry", "sedge"), out=print) -> dict[tuple[str, bool], tuple[int, int, int, int]]:
     """Per set, with and without session awareness: (sessions, characters, memories,
     repeats) summed over the follow-up sessions; prints the table."""
     found: dict[tuple[str, bool], list[int]] = {}

@@ -13,7 +13,10 @@
   chosen (a salmon farm's monitoring platform; first measured whole, unseen);
 - quarry: evalsets/quarry, written blind by a third helper after rule 9 was chosen, with
   most prompts worded as work requests (a transit agency's real-time passenger
-  information; first measured whole, unseen; only its dev slice was looked at after).
+  information; first measured whole, unseen; only its dev slice was looked at after);
+- sedge: evalsets/sedge, a small store (53 memories) written blind by a fourth helper after
+  the fixes found on quarry (an open-source Rust/Python raster-tiling tool; first measured
+  whole, unseen; nothing tuned on it since).
 
 Every set keeps a held-out slice (`HOLDOUT_SHARE` of its queries, chosen by a hash of the
 set name and query id, so it never moves): settings are chosen on the rest ("dev") and the
@@ -30,7 +33,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent.parent
 HOLDOUT_SHARE = 0.3
-SETS = ("harbor", "atlas", "locomo", "cedar", "fjord", "quarry")  # every set, in the order tables show them
+SETS = ("harbor", "atlas", "locomo", "cedar", "fjord", "quarry", "sedge")  # every set, in the order tables show them
 LOCOMO_JSON = REPO.parent / "shared" / "data" / "locomo" / "locomo10.json"
 
 
