@@ -222,8 +222,8 @@ def decide(
         # if none covers it, the other kinds only share its words. Rule 9: a question
         # about the world needs a memory holding every word of its topic.
         asked = category_asked(names)
-        general = not asked and "general" in names
-        outcome.intent = asked or ("general" if general else None)
+        outcome.intent = asked or ("general" if "general" in names else None)
+        general = outcome.intent == "general"
         topic = without_intent(prompt, outcome.intent) if outcome.intent else prompt
         filters = Filters.from_config(cfg, categories=(asked,) if asked else ())
         text = enrich(topic, turns, cfg)

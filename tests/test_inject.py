@@ -13,7 +13,7 @@ import pytest
 
 from memindex import index
 from memindex.config import Config, parse_config
-from memindex.inject import decide
+from memindex.inject import Outcome, decide
 from memindex.intent import category_asked, intents_of, without_intent
 from memindex.sync import sync
 from memindex.transcript import read_session
@@ -278,22 +278,32 @@ def test_a_question_about_the_world_needs_a_memory_holding_all_its_words(project
     assert whole.intent == "general" and [h.path for h in whole.hits] == [rds]
 
 
-def test_a_file_the_session_touched_lowers_the_bar_for_its_memories(tmp_path: Path) -> None:
-    root = tmp_path / "p" / ".claude" / "memory"
-    path = put(root, "tech_debt", "invoice-rounding", "Invoice totals rounded per line", ["billing"],
-               "Totals are rounded per line instead of per invoice; off by a cent on large invoices with many lines.")
+def _invoice_note(root: Path, title: str, text: str) -> None:
+    """A tech-debt note whose related_files name billing/invoice_totals.py."""
+    path = put(root, "tech_debt", "invoice-rounding", title, ["billing"], text)
     data = json.loads(path.read_text())
     data["related_files"] = ["billing/invoice_totals.py"]
     path.write_text(json.dumps(data))
+
+
+def _plain_and_after_editing(tmp_path: Path, root: Path, prompt: str) -> tuple[Outcome, Outcome]:
+    """The policy's outcome for the prompt alone, and in a session whose transcript shows
+    an Edit of billing/invoice_totals.py (the store synced first)."""
+    sync(root, Config())
+    t = transcript(tmp_path / "t.jsonl", [{"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "name": "Edit", "input": {"file_path": str(tmp_path / "p" / "billing" / "invoice_totals.py")}}]}}])
+    with index.open_reader(root) as conn:
+        return decide(conn, prompt, Config()), decide(conn, prompt, Config(), session=read_session(str(t), 1 << 20, 65536))
+
+
+def test_a_file_the_session_touched_lowers_the_bar_for_its_memories(tmp_path: Path) -> None:
+    root = tmp_path / "p" / ".claude" / "memory"
+    _invoice_note(root, "Invoice totals rounded per line",
+                  "Totals are rounded per line instead of per invoice; off by a cent on large invoices with many lines.")
     for i in range(8):
         put(root, "decision", f"d{i}", f"Decision {i} about caching", ["cache"], f"Cache layer number {i} uses redis keys.")
-    sync(root, Config())
     prompt = "why are the totals wrong for some customers with many lines after the redis cache change"
-    with index.open_reader(root) as conn:
-        plain = decide(conn, prompt, Config())
-        t = transcript(tmp_path / "t.jsonl", [{"type": "assistant", "message": {"role": "assistant", "content": [
-            {"type": "tool_use", "name": "Edit", "input": {"file_path": str(tmp_path / "p" / "billing" / "invoice_totals.py")}}]}}])
-        touched = decide(conn, prompt, Config(), session=read_session(str(t), 1 << 20, 65536))
+    plain, touched = _plain_and_after_editing(tmp_path, root, prompt)
     assert "tech-debt/invoice-rounding.json" not in [h.path for h in plain.hits]
     assert "tech-debt/invoice-rounding.json" in [h.path for h in touched.hits]
 
@@ -303,23 +313,14 @@ def test_a_memory_anchored_to_a_touched_file_is_a_candidate_wherever_it_ranks(tm
     words diluted) but cover too little of it; the note covers the prompt, and the file
     the session edited makes it a candidate although its score is under 0.7 of the best."""
     root = tmp_path / "p" / ".claude" / "memory"
-    path = put(root, "tech_debt", "invoice-rounding", "Billing module notes", ["billing"],
-               "Notes on the billing module. " + "It has grown over the years and holds many helpers. " * 40
-               + "Totals drift by a cent.")
-    data = json.loads(path.read_text())
-    data["related_files"] = ["billing/invoice_totals.py"]
-    path.write_text(json.dumps(data))
+    _invoice_note(root, "Billing module notes",
+                  "Notes on the billing module. " + "It has grown over the years and holds many helpers. " * 40
+                  + "Totals drift by a cent.")
     for i in range(4):
         put(root, "decision", f"d{i}", f"Totals on long invoices {i}", ["totals", "invoices"], f"Totals of long invoices are shown per page {i}.")
     for i in range(6):
         put(root, "runbook", f"r{i}", f"Runbook {i}", ["ops"], f"Other topic {i}.")
-    sync(root, Config())
-    prompt = "why do totals drift by a cent on long invoices"
-    t = transcript(tmp_path / "t.jsonl", [{"type": "assistant", "message": {"role": "assistant", "content": [
-        {"type": "tool_use", "name": "Edit", "input": {"file_path": str(tmp_path / "p" / "billing" / "invoice_totals.py")}}]}}])
-    with index.open_reader(root) as conn:
-        plain = decide(conn, prompt, Config())
-        touched = decide(conn, prompt, Config(), session=read_session(str(t), 1 << 20, 65536))
+    plain, touched = _plain_and_after_editing(tmp_path, root, "why do totals drift by a cent on long invoices")
     assert plain.hits == []
     assert [d.rule for d in plain.decisions if d.path == "tech-debt/invoice-rounding.json"] == ["score below 0.7 of the best"]
     assert [h.path for h in touched.hits] == ["tech-debt/invoice-rounding.json"]

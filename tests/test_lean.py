@@ -76,7 +76,7 @@ def test_injected_paths_match_the_pattern(text: str) -> None:
 @pytest.mark.parametrize("name", sorted(intents()))
 def test_every_intent_match_holds_one_of_its_words(name: str) -> None:
     """The words are a prefilter: a prompt without them is never checked against the
-    patterns, so every match of a pattern must contain one."""
+    patterns, so every match of a pattern must contain one entry's words (all of them)."""
     words_, patterns, _ = intents()[name]
 
     @settings(max_examples=300, deadline=None)

@@ -26,7 +26,9 @@ from memindex.transcript import read_session, recent_user_turns
 
 from .memory import NOW
 from .metrics import table
-from .sets import Store, all_sets
+from .sets import SETS, Store, all_sets
+
+ENGINEERING_SETS = tuple(name for name in SETS if name != "locomo")  # LoCoMo's questions have no earlier turns to replay
 
 PREFIX = ".claude/memory/"
 CHARS_PER_TOKEN = 4
@@ -65,7 +67,7 @@ def replay(conn, turns: list[str], cfg: Config, path: Path) -> tuple[int, int, i
     return chars, count, repeats
 
 
-def evaluate_sessions(names: tuple[str, ...] = ("harbor", "atlas", "cedar", "fjord", "quarry", "sedge"), out=print) -> dict[tuple[str, bool], tuple[int, int, int, int]]:
+def evaluate_sessions(names: tuple[str, ...] = ENGINEERING_SETS, out=print) -> dict[tuple[str, bool], tuple[int, int, int, int]]:
     """Per set, with and without session awareness: (sessions, characters, memories,
     repeats) summed over the follow-up sessions; prints the table."""
     found: dict[tuple[str, bool], list[int]] = {}
