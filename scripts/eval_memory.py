@@ -6,6 +6,7 @@
     python scripts/eval_memory.py --set evalsets/harbor [--kinds] [--variants]   # one set in depth
     python scripts/eval_memory.py --semantic           # plus the semantic channel (search fusion, the worker's view)
     python scripts/eval_memory.py --sessions           # tokens per multi-turn session, session awareness on and off
+    python scripts/eval_memory.py --through-hook [--semantic]   # each prompt through the real hook command (and worker)
 
 Auto-inject (what the prompt hook injects): precision of injected memories, recall of the
 grade-2 ("must inject") memories, share of negative prompts that got an injection, silent
@@ -20,7 +21,7 @@ import sys
 from pathlib import Path
 
 from memindex.evaluation.memory import Strategy, evaluate_set, strategies
-from memindex.evaluation.sets import SETS
+from memindex.evaluation.sets import SETS, local_set
 from memindex.evaluation.suite import print_suite, run_suite
 
 
@@ -35,7 +36,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="also run the policy with the semantic worker's view and search fused with the real embedding model (needs the model installed)")
     parser.add_argument("--sessions", action="store_true",
                         help="tokens injected over multi-turn sessions, with and without session awareness")
+    parser.add_argument("--through-hook", action="store_true",
+                        help="run every prompt through the hook command of hooks/hooks.json, as Claude Code does "
+                             "(with --semantic: the real worker answers it), and compare with the in-process policy")
     args = parser.parse_args(argv)
+    if args.through_hook:
+        from memindex.evaluation.hookrun import run_hook_suite
+
+        sets_from = (lambda tmp: local_set(args.set.name, args.set, tmp)) if args.set else None
+        run_hook_suite(tuple(args.sets), args.semantic, sets_from=sets_from)
+        return 0
     if args.sessions:
         from memindex.evaluation.sessions import evaluate_sessions
 

@@ -176,3 +176,53 @@ def test_session_replay_counts_what_session_awareness_saves(tiny_set: Path, tmp_
     assert off[1] == 2 and off[2] == 1  # injected on both turns: once again
     assert on[1] == 1 and on[2] == 0 and on[0] < off[0]
     assert '"hook_success"' in (tmp_path / "on.jsonl").read_text()
+
+
+def _through_hook(tiny_set: Path, semantic: bool) -> tuple[dict[str, dict], list[str]]:
+    from memindex.evaluation.hookrun import run_hook_suite
+    from memindex.evaluation.sets import local_set
+
+    printed: list[str] = []
+    summary = run_hook_suite(sets_from=lambda tmp: local_set("tiny", tiny_set, tmp), semantic=semantic, out=printed.append)
+    return summary, printed
+
+
+def test_the_sets_run_through_the_real_hook_command(tiny_set: Path) -> None:
+    """Every prompt goes through `hooks/hooks.json`'s command in a subprocess, and the
+    memories read back from its block are the in-process policy's: a block the parser
+    misreads, a hook that fails or a policy the hook does not share would show."""
+    summary, printed = _through_hook(tiny_set, semantic=False)
+    both = {k: v for k, v in summary.items() if k[0] == "tiny"}
+    assert ("tiny", "worker") not in summary  # lexical: no worker
+    assert both and all(m["same"] == 1.0 for m in both.values()), "\n".join(printed)
+    injected = sum(m["per_prompt"] for m in both.values())
+    assert injected > 0  # the stripe runbook, the PgBouncer decision, the CronJob decision
+    assert "differ, or the hook failed: 0" in "\n".join(printed)
+
+
+def test_block_paths_reads_escaped_paths_and_tags() -> None:
+    from memindex.evaluation.hookrun import block_paths
+
+    block = ('<memory-context source=".claude/memory/">\n'
+             "- [RUNBOOK] A &amp; B -> .claude/memory/runbooks/a&amp;b.json #tags:x,y\n"
+             "- [DECISION] t -> .claude/memory/decisions/d.json\n</memory-context>\n")
+    assert block_paths(block, ".claude/memory/") == ["runbooks/a&b.json", "decisions/d.json"]
+
+
+@pytest.mark.model
+def test_the_real_worker_answers_the_hook_as_in_process(tiny_set: Path) -> None:
+    """With the semantic channel on, the real `memindex serve` is started, answers each
+    hook within its budget (the hook's picks equal the in-process policy's with the same
+    model), and is stopped afterwards."""
+    pytest.importorskip("numpy")
+    from memindex.errors import ModelNotFound
+    from memindex.semantic.vectors import get_embedder
+
+    try:
+        get_embedder("sentence-transformers/all-MiniLM-L6-v2")
+    except (ModelNotFound, ImportError) as exc:
+        pytest.skip(f"the real model is not available: {exc}")
+    summary, printed = _through_hook(tiny_set, semantic=True)
+    assert all(m["same"] == 1.0 for k, m in summary.items() if k[1] != "worker"), "\n".join(printed)
+    assert summary[("tiny", "worker")] == {"queries": 4, "prompts": 4}, "\n".join(printed)
+    assert "real `memindex serve`" in printed[0]

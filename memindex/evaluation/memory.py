@@ -54,13 +54,21 @@ def write_transcript(path: Path, turns: list[str]) -> None:
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
 
 
+def earlier_turns(path: Path, query: dict) -> list[str]:
+    """A query's earlier turns written as a transcript at `path`, and read back as the hook
+    reads them (its recent user turns, the prompt itself skipped)."""
+    write_transcript(path, query.get("transcript") or [])
+    return recent_user_turns(str(path), max_turns=3, tail_bytes=4096, skip=query["query"])
+
+
 class Strategy:
     """One way of choosing memories: a name, a config, and whether it is the old matcher."""
 
     def __init__(self, name: str, config: dict | None = None, params: dict | None = None,
                  legacy_inject: int | None = None, min_results: int = 0, related: bool = True,
-                 semantic: bool = False, fusion: str = "minmax"):
+                 semantic: bool = False, fusion: str = "minmax", now: datetime | None = NOW):
         self.name = name
+        self.now = now  # the clock recency is scored at: NOW (reproducible), or None for the wall clock as the hook has it
         self.related = related  # on-demand search as `memindex search` runs it
         self.min_results = min_results
         self.cfg = parse_config(config or {})
@@ -81,28 +89,28 @@ class Strategy:
             desc = {c: cfg[f"categories.{c}.description"] for c in ("session_summary", "decision", "runbook", "constraint", "tech_debt", "preference")}
             if len(prompt.strip()) < 10:
                 return []
-            return legacy_match(conn, prompt, max_inject=self.legacy_inject, descriptions=desc, now=NOW)
+            return legacy_match(conn, prompt, max_inject=self.legacy_inject, descriptions=desc, now=self.now)
         dense = self.worker_view(conn, prompt, turns) if self.semantic else None
-        got = auto_inject(conn, prompt, self.cfg, turns=turns, now=NOW, params=self.params, dense=dense)
+        got = auto_inject(conn, prompt, self.cfg, turns=turns, now=self.now, params=self.params, dense=dense)
         if got and len(got) < self.min_results:  # the reference plan's "at least top 2" rule
             seen = {h.path for h in got}
             ranked = search(conn, enrich(prompt, turns, self.cfg), limit=10, params=self.params,
-                            filters=Filters.from_config(self.cfg), now=NOW, related=self.related)
+                            filters=Filters.from_config(self.cfg), now=self.now, related=self.related)
             got += [h for h in ranked if h.path not in seen][: self.min_results - len(got)]
         return got
 
     def rank(self, conn, prompt: str, turns: list[str]) -> list[tuple[str, float]]:
         if self.legacy_inject is not None:
             desc = {c: self.cfg[f"categories.{c}.description"] for c in ("session_summary", "decision", "runbook", "constraint", "tech_debt", "preference")}
-            return [(h.path, h.score) for h in legacy_match(conn, prompt, max_inject=10, descriptions=desc, now=NOW)]
+            return [(h.path, h.score) for h in legacy_match(conn, prompt, max_inject=10, descriptions=desc, now=self.now)]
         text = enrich(prompt, turns, self.cfg)
         if self.semantic:
             from memindex.semantic.fusion import fused_search
 
             hits, _ = fused_search(conn, text, self.dense(conn), limit=10, params=self.params,
-                                   filters=Filters.from_config(self.cfg), now=NOW, method=self.fusion)
+                                   filters=Filters.from_config(self.cfg), now=self.now, method=self.fusion)
             return [(h.path, h.score) for h in hits]
-        hits = search(conn, text, limit=10, params=self.params, filters=Filters.from_config(self.cfg), now=NOW,
+        hits = search(conn, text, limit=10, params=self.params, filters=Filters.from_config(self.cfg), now=self.now,
                       related=self.related)
         return [(h.path, h.score) for h in hits]
 
@@ -169,11 +177,7 @@ def run(conn, queries: list[dict], strategy: Strategy, tmp: Path) -> dict[str, d
     """Per query: injected paths and the top-10 ranking."""
     results = {}
     for q in queries:
-        turns: list[str] = []
-        if q.get("transcript"):
-            tpath = tmp / f"{q['id']}.jsonl"
-            write_transcript(tpath, q["transcript"])
-            turns = recent_user_turns(str(tpath), max_turns=3, tail_bytes=4096, skip=q["query"])
+        turns = earlier_turns(tmp / f"{q['id']}.jsonl", q) if q.get("transcript") else []
         hits = strategy.inject_hits(conn, q["query"], turns)
         results[q["id"]] = {
             "inject": [h.path for h in hits],

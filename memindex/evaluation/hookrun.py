@@ -1,0 +1,180 @@
+"""The judged sets through the real prompt hook, run as Claude Code runs it.
+
+    python scripts/eval_memory.py --through-hook [--semantic] [--sets ...]
+
+The suite (`suite.run_suite`) calls the injection policy in this process. This module
+measures what a user gets instead: for every prompt it starts the command of
+`hooks/hooks.json` (`python3 -I -S hooks/memindex_hook.py prompt`, `python3` being this
+interpreter) in the store's project folder, with the UserPromptSubmit payload Claude Code
+sends on stdin (prompt, cwd, session id, a JSONL transcript of the earlier turns), and
+reads the memories back from the `<memory-context>` block it prints. With `semantic`, the
+store's `memory-config.json` turns the channel on and the real worker (`memindex serve`,
+the embedding model) answers the hook over its socket within the hook's own time budget.
+
+Beside each answer it runs the same policy in process (`Strategy.inject`, at the wall
+clock's time as the hook is) and counts the prompts where the two differ: a difference is
+something the in-process tables do not show (a worker too slow for the budget, a
+transcript read differently, an import the hook cannot make).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from html import unescape
+from pathlib import Path
+
+from memindex import index
+from memindex.config import Config
+from memindex.defaults import CONFIG_FILE
+from memindex.sync import sync
+
+from .bench import hook_command, percentiles, wait_for
+from .memory import SEMANTIC_CFG, Strategy, earlier_turns, inject_metrics
+from .metrics import table
+from .sets import REPO, SETS, Store, all_sets, is_holdout
+from .suite import CHARS_PER_TOKEN
+
+WORKER_START_S = 60.0  # loading the model and its vectors; a first run may unpack the model
+
+
+def block_paths(block: str, prefix: str) -> list[str]:
+    """The memory paths of a `<memory-context>` block (`- [KIND] title -> path #tags:...`),
+    relative to the memory root (`prefix` is how the hook shows the root)."""
+    paths = []
+    for line in block.splitlines():
+        if not line.startswith("- [") or " -> " not in line:
+            continue
+        path = unescape(line.rsplit(" -> ", 1)[1].split(" #tags:", 1)[0])
+        paths.append(path[len(prefix):] if path.startswith(prefix) else path)
+    return paths
+
+
+class Worker:
+    """The real `memindex serve` of one root, started detached as the hooks start it, and
+    stopped (SIGTERM) when the store is done."""
+
+    def __init__(self, root: Path) -> None:
+        from memindex.background import start
+        from memindex.semantic import client
+
+        self.root, self.requests = root, 0
+        self.proc = start(root, "serve")
+        ready = lambda: (client.ping(root) or {}).get("docs")  # noqa: E731
+        try:
+            wait_for(ready, WORKER_START_S, "the semantic worker", step=0.2)
+        except AssertionError:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        """Stop it; `requests` is then how many queries it answered."""
+        from memindex.semantic import client
+
+        self.requests = (client.ping(self.root) or {}).get("requests", 0)
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def run_store(store: Store, semantic: bool, scratch: Path, python: str = sys.executable) -> tuple[dict[str, dict], int]:
+    """Per query of one store: what the hook injected, its block's size, how long it took,
+    and what the in-process policy picks; and how many queries the worker answered."""
+    root = store.root
+    project = root.parent.parent  # copy_store lays a set out as <project>/.claude/memory
+    if semantic:
+        (root / CONFIG_FILE).write_text(json.dumps({"semantic": {"enabled": True}}), encoding="utf-8")
+    sync(root, SEMANTIC_CFG if semantic else Config())
+    strategy = Strategy("in process", semantic=semantic, now=None)
+    cmd = hook_command(REPO, "prompt", python)
+    worker = Worker(root) if semantic else None
+    conn = index.open_reader(root)
+    results: dict[str, dict] = {}
+    try:
+        for q in store.queries:
+            transcript = scratch / f"{store.name}-{q['id']}.jsonl"
+            turns = earlier_turns(transcript, q)  # also what the in-process policy is given
+            payload = {
+                "session_id": f"eval-{store.name}-{q['id']}", "transcript_path": str(transcript), "cwd": str(project),
+                "hook_event_name": "UserPromptSubmit", "prompt": q["query"],
+            }
+            start = time.perf_counter()
+            proc = subprocess.run(cmd, input=json.dumps(payload).encode(), capture_output=True, cwd=project,
+                                  timeout=30, check=False)
+            elapsed = time.perf_counter() - start
+            block = proc.stdout.decode("utf-8", "replace")
+            results[q["id"]] = {
+                "inject": block_paths(block, ".claude/memory/"),
+                "chars": len(block),
+                "ms": elapsed * 1000,
+                "exit": proc.returncode,
+                "stderr": proc.stderr.decode("utf-8", "replace").strip(),
+                "in_process": strategy.inject(conn, q["query"], turns),
+            }
+    finally:
+        conn.close()
+        if worker is not None:
+            worker.stop()
+    return results, worker.requests if worker else 0
+
+
+def run_hook_suite(names: tuple[str, ...] = SETS, semantic: bool = False, out: Callable[[str], None] = print,
+                   sets_from: Callable[[Path], list[Store]] | None = None) -> dict[tuple[str, str], dict[str, float]]:
+    """(set, slice) -> metrics of what the hook injected; prints the table and every
+    prompt where the hook and the in-process policy differ."""
+    per_set: dict[str, tuple[list[dict], dict[str, dict]]] = {}
+    worker_queries: dict[str, int] = {}
+    with tempfile.TemporaryDirectory(prefix="memindex-hookrun-") as tmp_name:
+        tmp = Path(tmp_name)
+        scratch = tmp / "transcripts"
+        scratch.mkdir()
+        stores = sets_from(tmp) if sets_from else all_sets(tmp, names)
+        for store in stores:
+            results, asked = run_store(store, semantic, scratch)
+            worker_queries[store.set_name] = worker_queries.get(store.set_name, 0) + asked
+            queries, merged = per_set.setdefault(store.set_name, ([], {}))
+            for q in store.queries:
+                qid = f"{store.name}/{q['id']}"
+                queries.append({**q, "id": qid})
+                merged[qid] = results[q["id"]]
+    summary: dict[tuple[str, str], dict[str, float]] = {}
+    rows, differ = [], []
+    for set_name, (queries, results) in per_set.items():
+        for slice_name in ("dev", "holdout"):
+            qs = [q for q in queries if is_holdout(set_name, q["id"]) == (slice_name == "holdout")]
+            if not qs:
+                continue
+            m = inject_metrics(qs, results)
+            m["tokens"] = sum(results[q["id"]]["chars"] for q in qs) / CHARS_PER_TOKEN / len(qs)
+            m["same"] = sum(results[q["id"]]["inject"] == results[q["id"]]["in_process"] for q in qs) / len(qs)
+            p50, p95 = percentiles([results[q["id"]]["ms"] for q in qs])
+            m["p50_ms"], m["p95_ms"] = p50, p95
+            summary[(set_name, slice_name)] = m
+            rows.append([set_name, slice_name, len(qs), m["precision"], m["recall_g2"], m["false_inject"], m["silent"],
+                         m["per_prompt"], f"{m['tokens']:.0f}", m["same"], f"{p50:.0f}", f"{p95:.0f}"])
+        for q in queries:
+            r = results[q["id"]]
+            if r["inject"] != r["in_process"] or r["exit"] != 0:
+                differ.append(f"  {q['id']}: hook {r['inject']} (exit {r['exit']}), in process {r['in_process']}"
+                              + (f"; stderr: {r['stderr'][:200]}" if r["stderr"] else ""))
+    channel = "with the semantic worker (real `memindex serve`)" if semantic else "lexical"
+    out(f"The prompt hook as Claude Code runs it ({' '.join(hook_command(REPO))}), {channel}:")
+    out(table(["set", "slice", "prompts", "inject precision", "grade-2 recall", "negatives injected", "silent (positives)",
+               "injected/prompt", "tokens/prompt", "same as in process", "hook p50 ms", "p95 ms"], rows))
+    if semantic:
+        out("queries the worker answered: " + ", ".join(f"{k} {v} of {len(per_set[k][0])} prompts" for k, v in worker_queries.items()))
+        for set_name, asked in worker_queries.items():
+            summary[(set_name, "worker")] = {"queries": asked, "prompts": len(per_set[set_name][0])}
+    out(f"\nprompts where the hook and the in-process policy differ, or the hook failed: {len(differ)}")
+    for line in differ:
+        out(line)
+    return summary
