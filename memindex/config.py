@@ -72,6 +72,10 @@ SPEC: dict[str, object] = {
         "min_relative_coverage": Leaf(0.75, 0.0, 1.0),
         "intents": Leaf(True),  # "where did we leave off?" gets the session summary
         "file_anchors": Leaf(True),  # files named in the prompt or touched by the session
+        # the PreToolUse hook: memories anchored to a file the assistant is about to read or
+        # edit. Off by default: 10 of 15 memories it added on the judged sets were relevant,
+        # under the prompt hook's bar (docs/evaluation.md, "The file at hand")
+        "tool_anchors": Leaf(False),
         "skip_injected": Leaf(True),  # never the same memory twice in a session, unless it changed
         "min_prompt_chars": Leaf(10, 0, 10_000),
         "search_limit": Leaf(10, 1, 1000),

@@ -1,4 +1,5 @@
-"""Claude Code hooks: UserPromptSubmit (inject), PostToolUse (sync one file), SessionStart.
+"""Claude Code hooks: UserPromptSubmit (inject), PreToolUse (the memories of the file at
+hand), PostToolUse (sync one file), SessionStart.
 
 The prompt path is the product's first impression: standard library and this package
 only, the index opened read-only, no memory file read, never a traceback on stdout. Any
@@ -217,6 +218,10 @@ def on_prompt(data: dict) -> str:
     from .render import memory_context
 
     block = memory_context(hits, prefix)
+    if cfg["retrieval.tool_anchors"] and cfg["retrieval.file_anchors"]:  # for the PreToolUse hook
+        from . import memo
+
+        memo.remember(data.get("session_id"), prompt, turns, [prefix + h.path for h in hits])
     if dense is _ABSENT:  # started after the answer: the new worker's start-up does not slow this prompt
         from .semantic import client
 
@@ -261,6 +266,18 @@ def _ask_worker(root, prompt: str, turns: list[str], cfg):
         return worker_view(pending)(rowids)
 
     return collect
+
+
+def on_pre_tool_use(data: dict) -> str:
+    """PreToolUse on Read|Edit|MultiEdit|Write: the memories of the file at hand."""
+    root = _root_for(data.get("cwd"))
+    from . import index
+    from .filehook import answer
+
+    try:
+        return answer(data, root, note)
+    except index.IndexUnavailable as exc:
+        raise Quiet(str(exc)) from None
 
 
 def on_post_tool_use(data: dict) -> str:
@@ -315,7 +332,10 @@ def on_session_start(data: dict) -> str:
     return memory_context(hits, display_prefix(root))
 
 
-HANDLERS = {"prompt": on_prompt, "post-tool-use": on_post_tool_use, "session-start": on_session_start}
+HANDLERS = {
+    "prompt": on_prompt, "pre-tool-use": on_pre_tool_use, "post-tool-use": on_post_tool_use,
+    "session-start": on_session_start,
+}
 
 
 def _alarm(signum: int, frame: object) -> None:

@@ -33,7 +33,12 @@ rule has a reason and none is an absolute BM25 threshold:
    between ...", "how does X work?", with no "we", "our", "here", "it" ...;
    `memindex.intent`) is answered from memory only by a memory that holds every word of
    its topic (coverage 1): "how does Redis eviction work in general?" shares words with
-   the project's Redis memories, but is not about them.
+   the project's Redis memories, but is not about them;
+10. the file at hand (`on_file`, the PreToolUse hook): when the assistant is about to read
+   or edit a file, the memories anchored to it are injected if they hold at least half
+   `min_coverage` of the user's latest prompt (rule 4's bar: the file is the evidence,
+   the prompt says the memory is still about the task) and this session was not shown
+   them yet (rule 5).
 """
 
 from __future__ import annotations
@@ -281,6 +286,45 @@ def standout(
     outcome.note(hit, True, f"the model singles it out: cosine {best:.2f}, {margin:.2f} above the mean of the "
                             f"next {len(peers)} (semantic.min_standout {floor:g})")
     return [hit]
+
+
+def on_file(
+    conn: sqlite3.Connection,
+    file: str,
+    prompt: str,
+    cfg: Config,
+    *,
+    turns: Sequence[str] = (),
+    session: Session | None = None,
+    shown_prefix: str = "",
+    now: datetime | None = None,
+    params: Params | None = None,
+) -> Outcome:
+    """Rule 10: the memories anchored to `file`, which the assistant is about to read or
+    edit, that still fit the user's latest `prompt` (earlier `turns` enrich it as for the
+    prompt hook) and that this session has not been shown."""
+    outcome = Outcome()
+    if not prompt.strip() or not cfg["retrieval.file_anchors"] or cfg["retrieval.max_inject"] <= 0:
+        return outcome
+    anchored = anchored_by(conn, [file])
+    if not anchored:
+        return outcome
+    where, args = where_clause(Filters.from_config(cfg), now)
+    rows = reads.documents(conn, list(anchored), where + " AND d.record_status = 'active'", args)
+    hits = [Hit.from_row(row, 0.0) for row in rows]
+    plan = plan_query(conn, enrich(prompt, turns, cfg), params or Params.from_config(cfg))
+    coverage(conn, plan, hits)
+    floor = cfg["retrieval.min_coverage"] / 2
+    picks = []
+    for h in sorted(hits, key=lambda h: -(h.coverage or 0.0)):
+        if (h.coverage or 0.0) < floor:
+            outcome.note(h, False, f"anchored to {anchored[h.rowid]}, but covers {h.coverage or 0:.2f} of the "
+                                   f"latest prompt, under half min_coverage ({floor:g})")
+        else:
+            picks.append(h)
+            outcome.note(h, True, f"its related_files name {anchored[h.rowid]}, which the assistant is about to open")
+    outcome.hits = _not_again(conn, picks[: cfg["retrieval.max_inject"]], session, shown_prefix, cfg, outcome)
+    return outcome
 
 
 def worker_view(pending) -> Callable[[list[int]], Dense | None]:

@@ -124,8 +124,10 @@ def _parse_tail(chunk: bytes, partial_first: bool, skip: str | None) -> list[str
     return turns
 
 
-# The hook's own block, as Claude Code records it: an attachment of type hook_success whose
-# content holds `<memory-context ...>` lines `- [CATEGORY] title -> PATH #tags:...`.
+# The hook's own block, as Claude Code records it: an attachment of type hook_success (the
+# prompt hook's stdout) or hook_additional_context (the PreToolUse hook's additionalContext,
+# a list of texts) whose content holds `<memory-context ...>` lines
+# `- [CATEGORY] title -> PATH #tags:...`.
 _INJECTED_LINE = r" -> (\S+\.json)(?: #tags:|$)"  # with re.MULTILINE: what `injected_paths` finds
 _FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"})
 
@@ -154,7 +156,7 @@ def read_session(path: object, scan_bytes: int, files_bytes: int, tail: Tail | N
     offset = 0
     for line in chunk.split(b"\n"):
         here, offset = offset, offset + len(line) + 1
-        if b'"hook_success"' in line and b"memory-context" in line:
+        if (b'"hook_success"' in line or b'"hook_additional_context"' in line) and b"memory-context" in line:
             _note_injection(line, session)
         elif here >= files_from and b'"tool_use"' in line:
             _note_files(line, session)
@@ -172,9 +174,11 @@ def _entry(line: bytes) -> dict | None:
 def _note_injection(line: bytes, session: Session) -> None:
     entry = _entry(line)
     attachment = entry.get("attachment") if entry else None
-    if not isinstance(attachment, dict) or attachment.get("type") != "hook_success":
+    if not isinstance(attachment, dict) or attachment.get("type") not in ("hook_success", "hook_additional_context"):
         return
     content = attachment.get("content") or attachment.get("stdout")
+    if isinstance(content, list):  # hook_additional_context (PreToolUse): a list of texts
+        content = "\n".join(c for c in content if isinstance(c, str))
     if not isinstance(content, str):
         return
     when = _epoch(entry.get("timestamp"))

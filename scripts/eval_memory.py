@@ -7,6 +7,7 @@
     python scripts/eval_memory.py --semantic           # plus the semantic channel (search fusion, the worker's view)
     python scripts/eval_memory.py --sessions           # tokens per multi-turn session, session awareness on and off
     python scripts/eval_memory.py --through-hook [--semantic]   # each prompt through the real hook command (and worker)
+    python scripts/eval_memory.py --file-hook          # what the PreToolUse hook adds when the named files are opened
 
 Auto-inject (what the prompt hook injects): precision of injected memories, recall of the
 grade-2 ("must inject") memories, share of negative prompts that got an injection, silent
@@ -39,7 +40,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--through-hook", action="store_true",
                         help="run every prompt through the hook command of hooks/hooks.json, as Claude Code does "
                              "(with --semantic: the real worker answers it), and compare with the in-process policy")
+    parser.add_argument("--file-hook", action="store_true",
+                        help="what the PreToolUse hook adds when the assistant opens the files the prompts name")
     args = parser.parse_args(argv)
+    if args.file_hook:
+        from memindex.evaluation.sessions import evaluate_file_hook
+
+        evaluate_file_hook(tuple(args.sets))
+        return 0
     if args.through_hook:
         from memindex.evaluation.hookrun import run_hook_suite
 

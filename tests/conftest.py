@@ -34,6 +34,23 @@ REPO = Path(__file__).resolve().parent.parent
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 
+
+
+@pytest.fixture(autouse=True)
+def private_runtime(monkeypatch: pytest.MonkeyPatch):
+    """Every test gets a private XDG_RUNTIME_DIR of its own (short: socket paths are
+    limited), inherited by the hooks and workers it starts: worker sockets and session
+    memos never meet another test's, nor the user's."""
+    import shutil
+    import tempfile
+
+    base = tempfile.mkdtemp(prefix="mi", dir="/tmp")
+    os.chmod(base, 0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", base)
+    yield Path(base)
+    shutil.rmtree(base, ignore_errors=True)
+
+
 # A timestamp that is valid, old enough for retention tests to reason about, and fixed.
 DEFAULT_TIME = "2026-01-15T10:00:00Z"
 

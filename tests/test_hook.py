@@ -385,7 +385,8 @@ def test_plugin_files_parse_and_point_at_existing_files() -> None:
     plugin = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
     assert plugin["name"] == "memindex"
     hooks = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]
-    assert set(hooks) == {"UserPromptSubmit", "PostToolUse", "SessionStart"}
+    assert set(hooks) == {"UserPromptSubmit", "PreToolUse", "PostToolUse", "SessionStart"}
+    assert hooks["PreToolUse"][0]["matcher"] == "Read|Edit|MultiEdit|Write"
     assert hooks["PostToolUse"][0]["matcher"] == "Write|Edit|MultiEdit"
     for groups in hooks.values():
         for group in groups:
@@ -429,3 +430,145 @@ def test_the_prompt_path_loads_none_of_the_heavy_modules(project: Path, tmp_path
     assert "stripe" in out  # the path that injects
     loaded = {m.split(".")[0] for m in eval(modules)}
     assert not loaded & HEAVY, sorted(loaded & HEAVY)
+
+
+# --- PreToolUse: the memories of the file at hand (rule 10) -------------------------------
+
+
+def _anchor(project: Path, rel: str, *files: str) -> None:
+    """Give a memory related_files and sync it; turn the PreToolUse hook on (off by default)."""
+    root = project / ".claude" / "memory"
+    (root / "memory-config.json").write_text(json.dumps({"retrieval": {"tool_anchors": True}}))
+    path = root / rel
+    data = json.loads(path.read_text())
+    data["related_files"] = list(files)
+    path.write_text(json.dumps(data))
+    sync(root, Config())
+
+
+def _session(tmp_path: Path, prompt: str, *records: dict) -> Path:
+    """A transcript whose latest user turn is `prompt`, then the assistant's tool call."""
+    path = tmp_path / "session.jsonl"
+    lines = [*records, {"type": "user", "message": {"role": "user", "content": prompt}},
+             {"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "t1", "name": "Read",
+                                                            "input": {"file_path": "x"}}]}}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return path
+
+
+def pre_tool_json(project: Path, transcript: Path | None, file_path: str, tool: str = "Read") -> str:
+    payload: dict[str, object] = {"cwd": str(project), "session_id": "s1", "hook_event_name": "PreToolUse",
+                                  "tool_name": tool, "tool_input": {"file_path": file_path}}
+    if transcript is not None:
+        payload["transcript_path"] = str(transcript)
+    return json.dumps(payload)
+
+
+def test_pre_tool_use_injects_the_memories_anchored_to_the_file(project: Path, tmp_path: Path) -> None:
+    """Claude is about to read the webhook handler while the user asks about a 400: the
+    runbook anchored to that file comes as the PreToolUse hook's additionalContext (JSON),
+    and the tool is never denied."""
+    _anchor(project, "runbooks/stripe-webhook-signature.json", "api/webhooks/stripe.py")
+    transcript = _session(tmp_path, "checkout webhooks from stripe fail with 400 since the deploy, find out why")
+    proc = run_hook(pre_tool_json(project, transcript, str(project / "api" / "webhooks" / "stripe.py")), "pre-tool-use")
+    assert proc.returncode == 0 and proc.stderr == b""
+    out = json.loads(proc.stdout)
+    assert set(out) == {"hookSpecificOutput"}
+    spec = out["hookSpecificOutput"]
+    assert spec["hookEventName"] == "PreToolUse" and "permissionDecision" not in spec
+    assert spec["additionalContext"].startswith("<memory-context")
+    assert ".claude/memory/runbooks/stripe-webhook-signature.json" in spec["additionalContext"]
+    # a relative path, as an Edit may give it, is the same file
+    rel = run_hook(pre_tool_json(project, transcript, "api/webhooks/stripe.py", tool="Edit"), "pre-tool-use")
+    assert json.loads(rel.stdout) == out
+
+
+def test_pre_tool_use_needs_the_memory_to_fit_the_latest_prompt(project: Path, tmp_path: Path) -> None:
+    """The file alone is not enough: while the user asks for something else, the memory
+    anchored to the file stays out (rule 4's half coverage, against the latest prompt)."""
+    _anchor(project, "runbooks/stripe-webhook-signature.json", "api/webhooks/stripe.py")
+    transcript = _session(tmp_path, "rename the logger variable in every module to log, purely cosmetic")
+    proc = run_hook(pre_tool_json(project, transcript, str(project / "api" / "webhooks" / "stripe.py")), "pre-tool-use")
+    assert proc.returncode == 0 and proc.stdout == b""
+
+
+def test_pre_tool_use_does_not_repeat_what_the_session_was_shown(project: Path, tmp_path: Path) -> None:
+    """Shown earlier in the session, by the prompt hook (hook_success) or by an earlier
+    PreToolUse (hook_additional_context, a list of texts): not again."""
+    _anchor(project, "runbooks/stripe-webhook-signature.json", "api/webhooks/stripe.py")
+    line = "- [RUNBOOK] Stripe webhook signature failures -> .claude/memory/runbooks/stripe-webhook-signature.json #tags:stripe"
+    shown = [
+        {"type": "attachment", "timestamp": "2099-01-01T00:00:00Z",
+         "attachment": {"type": "hook_success", "content": f"<memory-context>\n{line}\n</memory-context>"}},
+        {"type": "attachment", "timestamp": "2099-01-01T00:00:00Z",
+         "attachment": {"type": "hook_additional_context", "hookName": "PreToolUse:Read",
+                        "content": [f"<memory-context>\n{line}\n</memory-context>\n"]}},
+    ]
+    prompt = "checkout webhooks from stripe fail with 400 since the deploy, find out why"
+    file = str(project / "api" / "webhooks" / "stripe.py")
+    for record in shown:
+        proc = run_hook(pre_tool_json(project, _session(tmp_path, prompt, record), file), "pre-tool-use")
+        assert proc.returncode == 0 and proc.stdout == b"", record["attachment"]["type"]
+
+
+def test_pre_tool_use_stays_silent_where_it_has_nothing_to_add(project: Path, tmp_path: Path) -> None:
+    _anchor(project, "runbooks/stripe-webhook-signature.json", "api/webhooks/stripe.py")
+    transcript = _session(tmp_path, "checkout webhooks from stripe fail with 400 since the deploy, find out why")
+    memory_file = str(project / ".claude" / "memory" / "runbooks" / "stripe-webhook-signature.json")
+    cases = {
+        "no transcript": pre_tool_json(project, None, str(project / "api" / "webhooks" / "stripe.py")),
+        "a memory file": pre_tool_json(project, transcript, memory_file),
+        "an unanchored file": pre_tool_json(project, transcript, str(project / "api" / "views.py")),
+        "no file_path": json.dumps({"cwd": str(project), "tool_name": "Read", "tool_input": {},
+                                    "transcript_path": str(transcript)}),
+    }
+    for name, payload in cases.items():
+        proc = run_hook(payload, "pre-tool-use")
+        assert proc.returncode == 0 and proc.stdout == b"", name
+    (project / ".claude" / "memory" / "memory-config.json").write_text("{}")  # the default: off
+    off = run_hook(pre_tool_json(project, transcript, str(project / "api" / "webhooks" / "stripe.py")), "pre-tool-use")
+    assert off.returncode == 0 and off.stdout == b""
+
+
+def test_pre_tool_use_takes_the_prompt_from_the_session_memo(project: Path, private_runtime: Path) -> None:
+    """Claude Code writes the transcript lazily: the first tool of a session can run before
+    the file exists. The prompt hook leaves the prompt (and what it injected) in a private
+    memo of the session, and the PreToolUse hook uses it: the runbook the prompt hook
+    showed is not repeated, the constraint anchored to the same file is added."""
+    _anchor(project, "runbooks/stripe-webhook-signature.json", "api/webhooks/stripe.py")
+    _anchor(project, "constraints/rds-max-connections.json", "api/webhooks/stripe.py")
+    prompt = "stripe webhook signature checks fail with 400 since the deploy"
+    missing = str(private_runtime / "not-written-yet.jsonl")
+    shown = run_hook(prompt_json(project, prompt, session_id="memo-1", transcript_path=missing)).stdout.decode()
+    assert "stripe-webhook-signature.json" in shown
+    memos = list((private_runtime / "memindex").glob("session-*.json"))
+    assert len(memos) == 1 and oct(memos[0].parent.stat().st_mode & 0o777) == "0o700"
+
+    payload = json.loads(pre_tool_json(project, None, str(project / "api" / "webhooks" / "stripe.py")))
+    payload.update(session_id="memo-1", transcript_path=missing)
+    out = run_hook(json.dumps(payload), "pre-tool-use")
+    assert out.returncode == 0 and out.stderr == b""
+    added = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "rds-max-connections.json" in added and "stripe-webhook-signature.json" not in added
+    # a second tool call on the same file in this turn adds nothing: the memo holds both now
+    again = run_hook(json.dumps(payload), "pre-tool-use")
+    assert again.returncode == 0 and again.stdout == b""
+    # another session has no memo and no transcript: nothing to fit the memories to
+    payload["session_id"] = "memo-2"
+    assert run_hook(json.dumps(payload), "pre-tool-use").stdout == b""
+
+
+def test_session_memos_are_private_and_expire(project: Path, private_runtime: Path) -> None:
+    from memindex import memo
+
+    folder = private_runtime / "memindex"
+    memo.remember("old", "a prompt", [], [])
+    [old] = folder.glob("session-*.json")
+    os.utime(old, (time.time() - memo.MEMO_TTL_S - 10,) * 2)
+    memo.remember("new", "another prompt", ["earlier"], [".claude/memory/x.json"])
+    assert not old.exists()  # a new session's first memo removed the expired one
+    assert memo.recall("new") == {"prompt": "another prompt", "turns": ["earlier"], "shown": [".claude/memory/x.json"]}
+    os.chmod(folder, 0o755)  # open to others: neither read nor written
+    assert memo.recall("new") is None
+    memo.remember("third", "x", [], [])
+    assert len(list(folder.glob("session-*.json"))) == 1

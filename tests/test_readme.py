@@ -165,6 +165,10 @@ def test_settings_example_hooks_run_and_print_the_block_the_readme_shows(place):
     assert shown.startswith(LABEL)
     assert prompt.stdout == shown[len(LABEL):]
 
+    read = {"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": str(demo / ".github" / "workflows" / "ci.yml")}}
+    pre = sh(command["PreToolUse"], demo, place["home"], json.dumps(base | read))
+    assert pre.returncode == 0 and pre.stdout == "" and pre.stderr == "", pre  # off by default: retrieval.tool_anchors
+
     edit = {"hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": str(demo / RUNBOOK)}}
     post = sh(command["PostToolUse"], demo, place["home"], json.dumps(base | edit))
     assert post.returncode == 0 and post.stdout == "", post

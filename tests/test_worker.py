@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import socket
 import stat
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -24,6 +22,7 @@ import pytest
 from memindex import index
 from memindex.config import load_config
 from memindex.inject import Dense, decide
+from memindex.runtime import SUN_PATH_MAX
 from memindex.semantic import client, process
 from memindex.sync import sync
 
@@ -65,13 +64,9 @@ def configure(root: Path, **semantic: object) -> None:
 
 
 @pytest.fixture()
-def runtime(monkeypatch: pytest.MonkeyPatch):
-    """A private XDG_RUNTIME_DIR of our own (short: socket paths are limited)."""
-    base = tempfile.mkdtemp(prefix="mi", dir="/tmp")
-    os.chmod(base, 0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", base)
-    yield Path(base)
-    shutil.rmtree(base, ignore_errors=True)
+def runtime(private_runtime: Path) -> Path:
+    """The test's private XDG_RUNTIME_DIR (conftest.py)."""
+    return private_runtime
 
 
 @pytest.fixture()
@@ -337,7 +332,7 @@ def test_runtime_dir_falls_back_when_xdg_is_not_private(runtime: Path, monkeypat
     assert client.runtime_dir() == f"/tmp/memindex-{os.geteuid()}"
     monkeypatch.setenv("XDG_RUNTIME_DIR", "relative/dir")
     assert client.runtime_dir() == f"/tmp/memindex-{os.geteuid()}"
-    assert len(client.socket_path("/" + "x" * 300)) <= client.SUN_PATH_MAX
+    assert len(client.socket_path("/" + "x" * 300)) <= SUN_PATH_MAX
 
 
 # --- protocol -----------------------------------------------------------------------------

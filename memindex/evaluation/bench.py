@@ -12,7 +12,9 @@ import time
 from pathlib import Path
 from typing import Callable
 
-HOOK_EVENTS = {"prompt": "UserPromptSubmit", "post-tool-use": "PostToolUse", "session-start": "SessionStart"}
+HOOK_EVENTS = {
+    "prompt": "UserPromptSubmit", "pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse", "session-start": "SessionStart",
+}
 
 
 def hook_command(repo: Path, event: str = "prompt", python: str = sys.executable) -> list[str]:

@@ -103,3 +103,58 @@ def _replay_store(store: Store, tmp: Path, found: dict[tuple[str, bool], list[in
                 acc[3] += repeats
     finally:
         conn.close()
+
+
+def evaluate_file_hook(names: tuple[str, ...] = ENGINEERING_SETS, out=print) -> dict[tuple[str, str], dict[str, float]]:
+    """The PreToolUse hook (rule 10) on the judged prompts that name a file: the prompt
+    hook answers first, then the assistant opens each named file and `inject.on_file`
+    adds what is anchored to it and fits the prompt, minus what this turn already showed.
+    Per set and slice: prompts, memories added, their precision, and grade-2 recall over
+    those prompts before and after (`python scripts/eval_memory.py --file-hook`)."""
+    from memindex.inject import on_file
+    from memindex.prompt import files_named
+    from memindex.transcript import Session
+
+    from .sets import is_holdout
+
+    cfg = parse_config({})
+    summary: dict[tuple[str, str], dict[str, float]] = {}
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="memindex-filehook-") as tmp_name:
+        for store in all_sets(Path(tmp_name), names):
+            sync(store.root, Config())
+            conn = index.open_reader(store.root)
+            try:
+                for q in store.queries:
+                    files = files_named(q["query"])
+                    if not files:
+                        continue
+                    turns = q.get("transcript") or []
+                    shown = [h.path for h in decide(conn, q["query"], cfg, turns=turns, now=NOW).hits]
+                    session = Session()
+                    session.injected = {PREFIX + p: float("inf") for p in shown}
+                    added: list[str] = []
+                    for f in files:
+                        for h in on_file(conn, f, q["query"], cfg, turns=turns, session=session, shown_prefix=PREFIX, now=NOW).hits:
+                            added.append(h.path)
+                            session.injected[PREFIX + h.path] = float("inf")
+                    part = "holdout" if is_holdout(store.set_name, f"{store.name}/{q['id']}") else "dev"
+                    m = summary.setdefault((store.set_name, part), {"prompts": 0, "added": 0, "relevant": 0, "g2": 0, "g2_before": 0, "g2_after": 0})
+                    judged = q["judgments"]
+                    grade2 = [p for p, g in judged.items() if g == 2]
+                    m["prompts"] += 1
+                    m["added"] += len(added)
+                    m["relevant"] += sum(1 for p in added if judged.get(p, 0) >= 1)
+                    m["g2"] += len(grade2)
+                    m["g2_before"] += sum(1 for p in grade2 if p in shown)
+                    m["g2_after"] += sum(1 for p in grade2 if p in shown or p in added)
+            finally:
+                conn.close()
+    for (set_name, part), m in sorted(summary.items()):
+        g2 = m["g2"] or 1
+        rows.append([set_name, part, m["prompts"], m["added"], f"{m['relevant']}/{m['added']}",
+                     m["g2_before"] / g2, m["g2_after"] / g2])
+    out("PreToolUse (rule 10) on the prompts that name a file, after the prompt hook's answer:")
+    out(table(["set", "slice", "prompts", "memories added", "relevant (grade >= 1)", "grade-2 recall, prompt hook",
+               "grade-2 recall, + file hook"], rows))
+    return summary

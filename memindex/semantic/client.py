@@ -37,13 +37,13 @@ import time
 
 from ..defaults import LOG_FILE, SERVE_MARKER, SERVE_SPAWN_MARKER, SPAWN_GUARD_S
 from ..lean import dumps, loads
+from ..runtime import name_hash, private_dir, runtime_dir, why_not_private  # noqa: F401  (the worker uses them from here)
 
 REQUEST_MAX = 65_536  # bytes of one request line, newline included
 REPLY_MAX = 4 * 1024 * 1024
 TEXT_MAX = 8_000  # characters of text sent (the model reads 256 tokens at most)
 K_MAX = 1_000  # dense top-k entries one query may ask for
 ROWIDS_MAX = 2_000  # rowids one query may ask the cosines of
-SUN_PATH_MAX = 100  # a socket path holds 108 bytes on Linux, 104 on macOS, with its NUL
 FAIL_BACKOFF_S = 300.0  # a worker that cannot start (no model) is not started again for this long
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "busybox"})
 
@@ -52,60 +52,10 @@ _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "busybox"})
 last_failure: str | None = None
 
 
-def _fnv64(data: bytes) -> str:
-    h = 0xCBF29CE484222325
-    for byte in data:
-        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return f"{h:016x}"
-
-
-def why_not_private(path: str) -> str | None:
-    """Why `path` is not a private folder of this user (a link, not a folder, another
-    owner, open to others), or None. FileNotFoundError when it is absent."""
-    from ..rootfs import why_unsafe
-
-    st = os.lstat(path)
-    why = why_unsafe(st, folder=True)
-    if why:
-        return why
-    if stat_mod.S_IMODE(st.st_mode) != 0o700:
-        return f"has mode {stat_mod.S_IMODE(st.st_mode):04o}, not 0700"
-    return None
-
-
-def runtime_dir() -> str:
-    """The folder of this user's worker sockets (not checked here: see `private_dir`)."""
-    base = os.environ.get("XDG_RUNTIME_DIR") or ""
-    if os.path.isabs(base) and len(base) + len("/memindex/") + 21 <= SUN_PATH_MAX:
-        try:
-            if why_not_private(base) is None:
-                return os.path.join(base, "memindex")
-        except OSError:
-            pass
-    return f"/tmp/memindex-{os.geteuid()}"
-
-
-def private_dir(create: bool = False) -> str:
-    """`runtime_dir()`, checked (and made with mode 0700 when `create`). Raises UnsafeFile
-    when it is not this user's private folder, FileNotFoundError when absent."""
-    from ..errors import UnsafeFile
-
-    path = runtime_dir()
-    if create:
-        try:
-            os.mkdir(path, 0o700)
-        except FileExistsError:
-            pass
-    why = why_not_private(path)
-    if why:
-        raise UnsafeFile(path, why)
-    return path
-
-
 def socket_path(root: str | os.PathLike[str]) -> str:
     """The worker's socket for a memory root: `<runtime dir>/<hash of its real path>.sock`."""
     real = os.path.realpath(os.fspath(root))
-    return os.path.join(runtime_dir(), _fnv64(real.encode("utf-8", "surrogateescape")) + ".sock")
+    return os.path.join(runtime_dir(), name_hash(real.encode("utf-8", "surrogateescape")) + ".sock")
 
 
 def _fail(kind: str) -> None:

@@ -63,7 +63,7 @@ def test_plugin_installs_and_lists_hooks_and_skills(installed):
     details = installed.details.stdout
     assert installed.details.returncode == 0, details + installed.details.stderr
     assert re.search(r"Skills \(2\)\s+memory-save, memory-search", details), details
-    assert re.search(r"Hooks \(3\)\s+UserPromptSubmit, PostToolUse, SessionStart", details), details
+    assert re.search(r"Hooks \(4\)\s+UserPromptSubmit, PreToolUse, PostToolUse, SessionStart", details), details
 
 
 # --- the prompt hook ---------------------------------------------------------------------------
@@ -330,6 +330,51 @@ def test_model_saves_memory_from_a_file_and_it_is_searchable_at_once(claude, dem
     assert (demo_project / answer["path"]).is_file()
     assert answer["path"] in found["text"]  # `search --no-sync`: the save indexed it
     assert search_paths(demo_project, "zephyrqueue rebalance")[:1] == [answer["path"]]
+
+
+# --- the PreToolUse hook: memories of the file at hand ------------------------------------------
+
+RATE_LIMITS = ".claude/memory/constraints/carrier-api-rate-limits.json"  # related_files: internal/carrier/ratelimit.go
+
+
+def tool_anchors_on(project: Path) -> None:
+    (project / ".claude" / "memory" / "memory-config.json").write_text(json.dumps({"retrieval": {"tool_anchors": True}}))
+
+
+def test_reading_an_anchored_file_brings_its_memory_to_the_model(claude, demo_project):
+    """The prompt alone is too vague for the prompt hook; when the model opens the rate
+    limiter, the PreToolUse hook adds the carrier rate-limit constraint anchored to it, and
+    the model receives it with the file's contents."""
+    tool_anchors_on(demo_project)
+    source = demo_project / "internal" / "carrier" / "ratelimit.go"
+    source.parent.mkdir(parents=True)
+    source.write_text("package carrier\n\n// Limiter is a token bucket shared through Redis.\ntype Limiter struct{}\n")
+    run = claude(demo_project, "speed up the tracking poller for FedEx shipments",
+                 script=[[tool_use("Read", {"file_path": str(source)})], say("Careful with the rate limits.")])
+    assert [h["stdout"] for h in run.hook("UserPromptSubmit")] == [""]  # nothing at prompt time
+    [pre] = run.hook("PreToolUse")
+    assert pre["exit_code"] == 0
+    spec = json.loads(pre["stdout"])["hookSpecificOutput"]
+    assert spec["hookEventName"] == "PreToolUse" and RATE_LIMITS in spec["additionalContext"]
+    [added] = [a for a in attachments(run, "hook_additional_context") if a.get("hookName") == "PreToolUse:Read"]
+    assert RATE_LIMITS in "".join(added["content"])
+    blocks = memory_contexts(run.last_body)
+    assert len(blocks) == 1 and RATE_LIMITS in blocks[0][1], blocks
+    assert not any(r.get("is_error") for r in run.tool_results())  # the Read itself ran
+
+
+def test_a_memory_the_prompt_hook_showed_is_not_repeated_when_its_file_is_opened(claude, demo_project):
+    """The flaky-CI runbook names .github/workflows/ci.yml: injected for the prompt, it is
+    not injected again when the model opens that file (the real transcript's hook_success)."""
+    tool_anchors_on(demo_project)
+    workflow = demo_project / ".github" / "workflows" / "ci.yml"
+    workflow.parent.mkdir(parents=True)
+    workflow.write_text("name: ci\non: [push]\n")
+    run = claude(demo_project, FLAKY_PROMPT, script=[[tool_use("Read", {"file_path": str(workflow)})], say("ok")])
+    assert RUNBOOK in run.hook("UserPromptSubmit")[0]["stdout"]
+    [pre] = run.hook("PreToolUse")
+    assert pre["exit_code"] == 0 and RUNBOOK not in pre["stdout"]
+    assert sum(RUNBOOK in text for _, text in memory_contexts(run.last_body)) == 1
 
 
 # --- the PostToolUse hook ----------------------------------------------------------------------
