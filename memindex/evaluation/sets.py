@@ -16,7 +16,10 @@
   information; first measured whole, unseen; only its dev slice was looked at after);
 - sedge: evalsets/sedge, a small store (53 memories) written blind by a fourth helper after
   the fixes found on quarry (an open-source Rust/Python raster-tiling tool; first measured
-  whole, unseen; nothing tuned on it since).
+  whole, unseen; nothing tuned on it since);
+- heron: evalsets/heron, written blind by a fifth helper, prompts drawn from a diary of two
+  weeks' work, memories in three hands (a university genomics core's pipelines and LIMS;
+  first measured whole, unseen, through the real hook; nothing tuned on it since).
 
 Every set keeps a held-out slice (`HOLDOUT_SHARE` of its queries, chosen by a hash of the
 set name and query id, so it never moves): settings are chosen on the rest ("dev") and the
@@ -33,7 +36,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent.parent
 HOLDOUT_SHARE = 0.3
-SETS = ("harbor", "atlas", "locomo", "cedar", "fjord", "quarry", "sedge")  # every set, in the order tables show them
+SETS = ("harbor", "atlas", "locomo", "cedar", "fjord", "quarry", "sedge", "heron")  # every set, in the order tables show them
 LOCOMO_JSON = REPO.parent / "shared" / "data" / "locomo" / "locomo10.json"
 
 
