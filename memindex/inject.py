@@ -34,11 +34,11 @@ rule has a reason and none is an absolute BM25 threshold:
    `memindex.intent`) is answered from memory only by a memory that holds every word of
    its topic (coverage 1): "how does Redis eviction work in general?" shares words with
    the project's Redis memories, but is not about them;
-10. the file at hand (`on_file`, the PreToolUse hook): when the assistant is about to read
-   or edit a file, the memories anchored to it are injected if they hold at least half
-   `min_coverage` of the user's latest prompt (rule 4's bar: the file is the evidence,
-   the prompt says the memory is still about the task) and this session was not shown
-   them yet (rule 5).
+10. the file at hand (`on_file`, the PreToolUse hook, off unless `retrieval.tool_anchors`):
+   when the assistant is about to read or edit a file, the memories anchored to it are
+   injected if they hold at least half `min_coverage` of the user's latest prompt (rule
+   4's bar: the file is the evidence, the prompt says the memory is still about the task)
+   and this session was not shown them yet (rule 5).
 """
 
 from __future__ import annotations
