@@ -392,3 +392,34 @@ def test_explain_says_which_kind_the_prompt_asks_for_and_when_none_fits(project:
             assert main(["--root", str(project), "explain", prompt]) == 0
         for line in expected:
             assert line in out.getvalue(), (prompt, out.getvalue())
+
+
+def test_explain_with_a_file_shows_what_the_pre_tool_use_hook_would_add(tmp_path: Path) -> None:
+    """`explain --file PATH "prompt"`: rule 10's decision for each memory anchored to the
+    file, with the coverage of the prompt, and a word when the hook is off."""
+    from memindex.cli import main
+
+    import contextlib
+    import io
+
+    root = tmp_path / "p" / ".claude" / "memory"
+    _invoice_note(root, "Invoice totals rounded per line",
+                  "Totals are rounded per line instead of per invoice; off by a cent on large invoices with many lines.")
+    sync(root, Config())
+
+    def explain(*args: str) -> str:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main(["--root", str(root), "explain", *args]) == 0
+        return out.getvalue()
+
+    fits = explain("--file", "billing/invoice_totals.py", "invoice totals are off by a cent again")
+    assert "hook:     off (retrieval.tool_anchors is false)" in fits
+    assert "INJECT" in fits and "which the assistant is about to open" in fits and "injected: 1" in fits
+    beside = explain("--file", "billing/invoice_totals.py", "rename the logger in every module")
+    assert "drop" in beside and "under half min_coverage (0.2)" in beside and "injected: 0" in beside
+    unanchored = explain("--file", "billing/other.py", "invoice totals are off by a cent again")
+    assert "nothing considered: no active memory's related_files name billing/other.py" in unanchored
+    report = json.loads(explain("--json", "--file", "billing/invoice_totals.py", "invoice totals are off by a cent"))
+    assert report["file"] == "billing/invoice_totals.py" and report["settings"]["tool_anchors"] is False
+    assert report["injected"] == [".claude/memory/tech-debt/invoice-rounding.json"]

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Sequence
 
 from ..config import Config
-from ..defaults import CATEGORIES, CATEGORY_FOLDER
+from ..defaults import CATEGORIES, CATEGORY_FOLDER, FILE_ANCHOR_MAX
 from ..hits import Hit
 from ..text import sanitize_tag, sanitize_title
 from ._common import AddParser, clean_arg, emit_json, err, positive_int
@@ -29,6 +29,9 @@ def register(add: AddParser) -> None:
     p.set_defaults(handler=cmd_search)
     p = add("explain", example='memindex explain "why do stripe webhooks fail with 400?"')
     p.add_argument("prompt", nargs="+", help="the prompt, as the hook would see it")
+    p.add_argument("--file", metavar="PATH",
+                   help="what the PreToolUse hook (rule 10, retrieval.tool_anchors) would add when the model "
+                        "opens PATH while working on this prompt")
     p.add_argument("--no-sync", action="store_true", help="do not sync a stale index first")
     p.set_defaults(handler=cmd_explain)
 
@@ -122,15 +125,18 @@ def _fused(conn, root: str, cfg: Config, text: str, limit: int, params, filters)
 def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """What the prompt hook would inject for a prompt, and the rule that kept or dropped
     each memory it considered, with the setting to change."""
-    from ..inject import decide, worker_view
+    from ..inject import decide, on_file, worker_view
     from ..prompt import dense_text
     from ..paths import display_prefix
     from ..reader import open_fresh_reader
 
     prompt = clean_arg(" ".join(args.prompt)) or ""
+    file = clean_arg(args.file)
     conn = open_fresh_reader(root, cfg, allow_sync=not args.no_sync)
     dense, semantic = None, "off (semantic.enabled is false)"
-    if cfg["semantic.enabled"]:  # the hook asks the worker; so does explain (it never starts one)
+    if file is not None:
+        semantic = "not used by the PreToolUse hook"
+    elif cfg["semantic.enabled"]:  # the hook asks the worker; so does explain (it never starts one)
         from ..defaults import DENSE_K
         from ..semantic import client
 
@@ -138,7 +144,7 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
         dense = None if pending is None else worker_view(pending)
         semantic = "the worker was asked" if pending else "no worker running: the lexical rules alone (as the hook without it)"
     try:
-        outcome = decide(conn, prompt, cfg, dense=dense)
+        outcome = on_file(conn, file, prompt, cfg) if file is not None else decide(conn, prompt, cfg, dense=dense)
     finally:
         conn.close()
     if dense is not None:
@@ -146,10 +152,11 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
     prefix = display_prefix(root)
     settings = {k: cfg[f"retrieval.{k}"] for k in (
         "max_inject", "relative_cutoff", "min_coverage", "min_relative_coverage", "intents", "file_anchors",
+        *(("tool_anchors",) if file is not None else ()),
     )}
     if args.json:
         emit_json({
-            "prompt": prompt, "intent": outcome.intent, "settings": settings, "semantic": semantic,
+            "prompt": prompt, **({"file": file} if file is not None else {}), "intent": outcome.intent, "settings": settings, "semantic": semantic,
             "injected": [prefix + h.path for h in outcome.hits],
             "considered": [
                 {"path": prefix + d.path, "kept": d.kept, "rule": d.rule, "score": round(d.score, 4),
@@ -164,13 +171,19 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
     if outcome.intent:
         asked = f" (the prompt asks for this kind: only {kind}/ is considered)" if kind else EXPLAIN_INTENT.get(outcome.intent, "")
         print(f"intent:   {outcome.intent}{asked}")
-    if not outcome.decisions:
+    if file is not None and not cfg["retrieval.tool_anchors"]:
+        print("hook:     off (retrieval.tool_anchors is false): this is what it would add if turned on")
+    if not outcome.decisions and file is not None:
+        print(f"nothing considered: no active memory's related_files name {file} (or more than "
+              f"{FILE_ANCHOR_MAX} do), or file anchors are off")
+    elif not outcome.decisions:
         why = f"no memory in {kind}/ shares the prompt's topic words" if kind else (
             "no memory shares the prompt's words, or the prompt is too short, or injection is off")
         print("nothing considered: " + why)
     for d in sorted(outcome.decisions, key=lambda d: (not d.kept, -d.score)):
         cov = "-" if d.coverage is None else f"{d.coverage:.2f}"
-        print(f"{'INJECT' if d.kept else 'drop  '}  score {d.score:7.3f}  coverage {cov:>4}  {prefix}{d.path}\n        {d.rule}")
+        score = "      -" if file is not None else f"{d.score:7.3f}"  # rule 10 ranks by coverage alone
+        print(f"{'INJECT' if d.kept else 'drop  '}  score {score}  coverage {cov:>4}  {prefix}{d.path}\n        {d.rule}")
     print(f"injected: {len(outcome.hits)}")
     return 0
 
