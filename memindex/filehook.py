@@ -25,7 +25,9 @@ def answer(data: dict, root: str, note: Callable[[str], None]) -> str:
         return ""
     if not os.path.isabs(path) and isinstance(data.get("cwd"), str):
         path = os.path.join(data["cwd"], path)
-    if os.path.abspath(path).startswith(os.path.join(os.path.abspath(root), "")):
+    from .paths import inside
+
+    if inside(os.path.abspath(path), os.path.abspath(root)):
         return ""  # a memory file: the write path's business, not a file at hand
     from .config import load_config
 
@@ -42,7 +44,8 @@ def answer(data: dict, root: str, note: Callable[[str], None]) -> str:
     transcript = data.get("transcript_path") if isinstance(data.get("transcript_path"), str) else None
     scan = cfg["retrieval.transcript_context.scan_bytes"] if cfg["retrieval.skip_injected"] else 0
     tail_bytes = cfg["retrieval.transcript_context.tail_bytes"]
-    tail = read_tail(transcript, max(scan, tail_bytes)) if transcript else None
+    need = scan if left is not None else max(scan, tail_bytes)  # the memo holds the prompt: turns are not read
+    tail = read_tail(transcript, need) if transcript and need else None
     if left is not None:
         prompt, turns = left["prompt"], left["turns"]
     else:

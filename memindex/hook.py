@@ -252,7 +252,7 @@ def _ask_worker(root, prompt: str, turns: list[str], cfg):
     from .prompt import dense_text
     from .semantic import client
 
-    pending = client.begin(root, dense_text(prompt, turns), k=DENSE_K, budget_s=cfg["semantic.hook_budget_ms"] / 1000.0)
+    pending = client.begin(root, dense_text(prompt, turns, cfg), k=DENSE_K, budget_s=cfg["semantic.hook_budget_ms"] / 1000.0)
     if pending is None:  # silent, as without the semantic channel; only a hostile socket folder is said
         if client.last_failure == "absent":
             return _ABSENT

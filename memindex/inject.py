@@ -278,11 +278,10 @@ def standout(
     margin, floor = best - sum(peers) / len(peers), cfg["semantic.min_standout"]
     if margin < floor or any(h.rowid == rowid for h in picks):
         return []
-    where, args = where_clause(filters, now)
-    rows = reads.documents(conn, [rowid], where + " AND d.record_status = 'active'", args)
-    if not rows:
+    found = _active(conn, [rowid], filters, now, best)
+    if not found:
         return []
-    hit = Hit.from_row(rows[0], best)
+    hit = found[0]
     outcome.note(hit, True, f"the model singles it out: cosine {best:.2f}, {margin:.2f} above the mean of the "
                             f"next {len(peers)} (semantic.min_standout {floor:g})")
     return [hit]
@@ -309,9 +308,7 @@ def on_file(
     anchored = anchored_by(conn, [file])
     if not anchored:
         return outcome
-    where, args = where_clause(Filters.from_config(cfg), now)
-    rows = reads.documents(conn, list(anchored), where + " AND d.record_status = 'active'", args)
-    hits = [Hit.from_row(row, 0.0) for row in rows]
+    hits = _active(conn, list(anchored), Filters.from_config(cfg), now)
     plan = plan_query(conn, enrich(prompt, turns, cfg), params or Params.from_config(cfg))
     coverage(conn, plan, hits)
     floor = cfg["retrieval.min_coverage"] / 2
@@ -325,6 +322,13 @@ def on_file(
             outcome.note(h, True, f"its related_files name {anchored[h.rowid]}, which the assistant is about to open")
     outcome.hits = _not_again(conn, picks[: cfg["retrieval.max_inject"]], session, shown_prefix, cfg, outcome)
     return outcome
+
+
+def _active(conn: sqlite3.Connection, rowids: list[int], filters: Filters, now: datetime | None,
+            score: float = 0.0) -> list[Hit]:
+    """These memories as hits, the active ones that pass `filters` (retention cut-offs)."""
+    where, args = where_clause(filters, now)
+    return [Hit.from_row(row, score) for row in reads.documents(conn, rowids, where + " AND d.record_status = 'active'", args)]
 
 
 def worker_view(pending) -> Callable[[list[int]], Dense | None]:

@@ -17,9 +17,11 @@ if TYPE_CHECKING:
     from .config import Config
 
 
-def dense_text(prompt: str, turns: Sequence[str]) -> str:
+def dense_text(prompt: str, turns: Sequence[str], cfg: Config) -> str:
     """What the semantic model reads for a prompt: the prompt first (it reads 256 tokens),
-    then the earlier user turns, latest first."""
+    then the earlier user turns, latest first, when the prompt needs them (as `enrich`)."""
+    if not turns or not needs_context(prompt, cfg):
+        return prompt
     return "\n".join([prompt, *reversed(turns)])
 
 

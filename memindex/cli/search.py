@@ -140,7 +140,7 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
         from ..defaults import DENSE_K
         from ..semantic import client
 
-        pending = client.begin(root, dense_text(prompt, []), k=DENSE_K, budget_s=1.0)
+        pending = client.begin(root, dense_text(prompt, [], cfg), k=DENSE_K, budget_s=1.0)
         dense = None if pending is None else worker_view(pending)
         semantic = "the worker was asked" if pending else "no worker running: the lexical rules alone (as the hook without it)"
     try:

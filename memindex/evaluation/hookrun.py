@@ -33,6 +33,7 @@ from memindex import index
 from memindex.config import Config
 from memindex.defaults import CONFIG_FILE
 from memindex.sync import sync
+from memindex.transcript import injected_paths
 
 from .bench import hook_command, percentiles, wait_for
 from .memory import SEMANTIC_CFG, Strategy, earlier_turns, inject_metrics
@@ -46,13 +47,8 @@ WORKER_START_S = 60.0  # loading the model and its vectors; a first run may unpa
 def block_paths(block: str, prefix: str) -> list[str]:
     """The memory paths of a `<memory-context>` block (`- [KIND] title -> path #tags:...`),
     relative to the memory root (`prefix` is how the hook shows the root)."""
-    paths = []
-    for line in block.splitlines():
-        if not line.startswith("- [") or " -> " not in line:
-            continue
-        path = unescape(line.rsplit(" -> ", 1)[1].split(" #tags:", 1)[0])
-        paths.append(path[len(prefix):] if path.startswith(prefix) else path)
-    return paths
+    paths = [unescape(p) for p in injected_paths(block)]  # as session awareness reads the block
+    return [p[len(prefix):] if p.startswith(prefix) else p for p in paths]
 
 
 class Worker:

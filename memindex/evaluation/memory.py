@@ -118,10 +118,9 @@ class Strategy:
         """What the resident worker would tell the hook (the same model, in this process)."""
         from memindex.defaults import DENSE_K
         from memindex.inject import Dense
-        from memindex.prompt import dense_text, needs_context
+        from memindex.prompt import dense_text
 
-        # as the hook: the earlier turns are read (and given to the model) only for a prompt that needs them
-        channel, text = self.dense(conn), dense_text(prompt, turns if needs_context(prompt, self.cfg) else [])
+        channel, text = self.dense(conn), dense_text(prompt, turns, self.cfg)
         return lambda rowids: Dense(channel.cosines(text, rowids), channel(text, None, False, DENSE_K) or [])
 
     def dense(self, conn):

@@ -7,6 +7,10 @@ replayed turn by turn as Claude Code runs it. Every turn goes through the hook's
 (`transcript.read_session`), and each block the policy injects is appended to that
 transcript as Claude Code records it (an `attachment` record of type `hook_success`), so
 that the next turn sees it.
+
+`evaluate_file_hook` (`--file-hook`) plays the next step of such a turn: the assistant opens
+the files the prompt names, and the PreToolUse hook's rule 10 adds what the prompt hook did
+not show.
 """
 
 from __future__ import annotations
