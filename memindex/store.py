@@ -19,6 +19,8 @@ from .defaults import (
     FOLDERS,
     JSON_MAX_DEPTH,
     JSON_MAX_DIGITS,
+    QUESTION_MAX_CHARS,
+    QUESTIONS_MAX,
     RECORD_STATUSES,
     TAG_MAX_CHARS,
     TAGS_INDEX_MAX,
@@ -104,6 +106,7 @@ class Memory:
     confidence: float | None = None
     problems: list[str] = field(default_factory=list)
     successors: list[str] = field(default_factory=list)  # memories named as replacements
+    questions: list[str] = field(default_factory=list)  # phrasings it answers (own FTS5 column)
 
 
 def read_bytes(root: str | os.PathLike[str], rel: str, max_bytes: int) -> tuple[bytes, FileStat]:
@@ -281,6 +284,15 @@ def _tags(value: Any, problems: list[str]) -> list[str]:
     return tags
 
 
+def _questions(value: Any, problems: list[str]) -> list[str]:
+    """The `questions` indexed: at most QUESTIONS_MAX of at most QUESTION_MAX_CHARS each
+    (a hand-written file over the bounds is indexed within them, and told)."""
+    questions = _str_list(value)
+    if len(questions) > QUESTIONS_MAX or any(len(q) > QUESTION_MAX_CHARS for q in questions):
+        problems.append(f"'questions': only the first {QUESTIONS_MAX}, of at most {QUESTION_MAX_CHARS} characters, are indexed")
+    return [q[:QUESTION_MAX_CHARS] for q in questions[:QUESTIONS_MAX]]
+
+
 def to_memory(rel: str, data: Any) -> Memory:
     """Build the indexable record, or raise MemoryFileError if it cannot be indexed."""
     if not isinstance(data, dict):
@@ -326,6 +338,7 @@ def to_memory(rel: str, data: Any) -> Memory:
         confidence=float(confidence) if confidence is not None else None,
         problems=problems,
         successors=successor_refs(data) if status != "active" else [],
+        questions=_questions(data.get("questions"), problems),
     )
     return mem
 
