@@ -9,7 +9,6 @@ not to), and returns hits or JSON-ready dicts; the shells only format them.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -127,11 +126,12 @@ def read_memory(root: str, cfg: Config, path: str) -> dict[str, Any]:
     `decisions/x.json`, or absolute); it must be a file in a category folder inside the
     root (write.locate's rule: links out of the root are refused), read bounded."""
     from .errors import MemoryFileError, MemoryNotFound
+    from .paths import project_of
     from .store import parse_json, read_bytes
     from .write.locate import display, resolve_path
     from .write.validate import sha256_hex
 
-    rel = resolve_path(root, path, cwd=os.path.dirname(os.path.dirname(os.path.abspath(root))))
+    rel = resolve_path(root, path, cwd=project_of(root))
     try:
         data, _ = read_bytes(root, rel, int(cfg["index.max_file_bytes"]))
         memory = parse_json(data)
