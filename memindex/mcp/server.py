@@ -27,8 +27,7 @@ from ..errors import MemindexError, WriteError
 from .tools import Memories
 
 Category = Literal[CATEGORIES]  # type: ignore[valid-type]
-Path = Annotated[str, Field(description="memory path as search shows it")]
-Hash = Annotated[str | None, Field(description="sha256 from get; refuses if the file changed")]
+Hash = Annotated[str | None, Field(description="sha256 from get: refused if the file changed since")]
 
 INSTRUCTIONS = (
     "This project's memories: decisions, runbooks, constraints, preferences, tech debt, session summaries. "
@@ -58,12 +57,21 @@ def _guarded(fn: Callable[..., str]) -> Callable[..., str]:
 
 
 def _lean(schema: Any) -> Any:
-    """A JSON schema without the `title` keys pydantic adds (the names say it)."""
-    if isinstance(schema, dict):
-        return {k: _lean(v) for k, v in schema.items() if not (k == "title" and isinstance(v, str))}
+    """A JSON schema as short as it can say the same: no `title` keys (the names say it),
+    no `additionalProperties: true` (the default), and an optional `X | None = None`
+    shown as X alone (leaving it out is how a model passes None; None still validates)."""
     if isinstance(schema, list):
         return [_lean(v) for v in schema]
-    return schema
+    if not isinstance(schema, dict):
+        return schema
+    options = schema.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options and schema.get("default", 0) is None:
+        other = next(o for o in options if o != {"type": "null"})
+        schema = {**{k: v for k, v in schema.items() if k not in ("anyOf", "default")}, **other}
+    return {
+        k: _lean(v) for k, v in schema.items()
+        if not (k == "title" and isinstance(v, str)) and not (k == "additionalProperties" and v is True)
+    }
 
 
 def tools_for(memories: Memories, read_only: bool = False) -> list[Tool]:
@@ -77,7 +85,7 @@ def tools_for(memories: Memories, read_only: bool = False) -> list[Tool]:
     ) -> str:
         return memories.search(query, limit, category, include_inactive)
 
-    def get(path: Path) -> str:
+    def get(path: Annotated[str, Field(description="as search shows it")]) -> str:
         return memories.get(path)
 
     def recent_sessions(limit: Annotated[int, Field(ge=1, le=20)] = 3) -> str:
@@ -88,19 +96,19 @@ def tools_for(memories: Memories, read_only: bool = False) -> list[Tool]:
 
     def save(
         category: Category,
-        data: Annotated[dict[str, Any], Field(description="{title, tags, content, ...}: `memindex schema CATEGORY`")],
-        new_topic: Annotated[bool, Field(description="save although candidate found a same-topic memory")] = False,
+        data: Annotated[dict[str, Any], Field(description="{title, tags, content: {the category's fields}}")],
+        new_topic: Annotated[bool, Field(description="save though a same-topic memory exists")] = False,
     ) -> str:
         return memories.save(category, data, new_topic)
 
     def update(
-        path: Path,
+        path: str,
         data: Annotated[dict[str, Any], Field(description="changed fields only, plus change_summary")],
         expect_hash: Hash = None,
     ) -> str:
         return memories.update(path, data, expect_hash)
 
-    def retire(path: Path, reason: str | None = None, replaced_by: Path | None = None, expect_hash: Hash = None) -> str:
+    def retire(path: str, reason: str | None = None, replaced_by: str | None = None, expect_hash: str | None = None) -> str:
         return memories.retire(path, reason, replaced_by, expect_hash)
 
     reading = ToolAnnotations(read_only_hint=True)
@@ -112,10 +120,10 @@ def tools_for(memories: Memories, read_only: bool = False) -> list[Tool]:
     ]
     if not read_only:
         specs += [
-            (save, "Save a new memory (validated; secrets refused). If a same-topic memory exists, "
-                   "returns it as candidate instead: update that one.", None),
-            (update, "Merge changes into a memory (content key by key).", None),
-            (retire, "Retire an obsolete memory (hidden from search).", None),
+            (save, "Save a new memory (validated; errors name what is missing; never secrets). "
+                   "If a same-topic memory exists, returns it as candidate instead: update that one.", None),
+            (update, "Merge changes into a memory (content key by key; lists replaced whole).", None),
+            (retire, "Retire an obsolete memory (hidden from search); replaced_by: the one that holds now.", None),
         ]
     tools = []
     for fn, description, annotations in specs:
