@@ -203,3 +203,28 @@ def test_a_project_without_memories_gets_a_server_that_says_what_to_do(tmp_path:
     before, after = run_session(["mcp"], body, cwd=bare)
     assert before[0] and "memindex init" in before[1]
     assert after == (False, "no session summary yet")
+
+
+def test_the_plugin_starts_the_server_isolated_from_the_project(project: Path) -> None:
+    """.mcp.json's command as Claude Code runs it (`python3 -I <plugin>/hooks/memindex_mcp.py`,
+    here with this interpreter): the plugin's package, never a `memindex` of the project's."""
+    config = json.loads((REPO / ".mcp.json").read_text())["mcpServers"]["memindex"]
+    assert config["command"] == "python3" and config["args"][0] == "-I" and config["alwaysLoad"] is True
+    script = Path(config["args"][1].replace("${CLAUDE_PLUGIN_ROOT}", str(REPO)))
+    assert script.is_file()
+    shadow = project / "memindex"  # a package of the project's that must not shadow ours
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text("raise SystemExit('the project shadowed memindex')\n")
+    params = StdioServerParameters(command=sys.executable, args=["-I", str(script)], cwd=str(project),
+                                   env={"XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"], "PYTHONPATH": str(project)})
+    found: list[str] = []
+
+    async def main() -> None:
+        with open(os.devnull, "w") as quiet:
+            async with stdio_client(params, errlog=quiet) as streams:
+                async with ClientSession(*streams) as session:
+                    await session.initialize()
+                    found.append((await call(session, "search", query="ULID shipment", limit=1))[1])
+
+    anyio.run(main)
+    assert found[0].startswith("1. [DECISION] Use ULIDs for shipment_id")
