@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         [f"tool list --read-only: {ro_tools} tools, chars / tokens", f"{ro_chars} / {ro_tokens}"],
     ]))
     print(f"\n{args.size:,} memories; {args.runs} runs per search row, interleaved; {args.starts} server starts; "
-          f"interpreter {sys.executable}")
+          f"load average {os.getloadavg()[0]:.1f}; interpreter {sys.executable}")
     return 0
 
 
