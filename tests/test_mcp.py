@@ -32,11 +32,14 @@ def project(tmp_path: Path) -> Path:
     return proj
 
 
-def run_session(args: list[str], body: Callable[[ClientSession], Awaitable[Any]], cwd: Path | None = None) -> Any:
-    """`python -m memindex <args>` as the SDK's stdio client starts a server, one session."""
+def run_session(args: list[str], body: Callable[[ClientSession], Awaitable[Any]], cwd: Path | None = None,
+                env: dict[str, str] | None = None) -> Any:
+    """`python <args>` as the SDK's stdio client starts a server, one session; `args` are
+    `memindex`'s unless they start with `-I` (a script run isolated)."""
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "memindex", *args], cwd=str(cwd) if cwd else None,
-        env={"PYTHONPATH": str(REPO), "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"]},
+        command=sys.executable, args=args if args[0] == "-I" else ["-m", "memindex", *args],
+        cwd=str(cwd) if cwd else None,
+        env={"PYTHONPATH": str(REPO), "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"], **(env or {})},
     )
     result: list[Any] = []
 
@@ -215,16 +218,8 @@ def test_the_plugin_starts_the_server_isolated_from_the_project(project: Path) -
     shadow = project / "memindex"  # a package of the project's that must not shadow ours
     shadow.mkdir()
     (shadow / "__init__.py").write_text("raise SystemExit('the project shadowed memindex')\n")
-    params = StdioServerParameters(command=sys.executable, args=["-I", str(script)], cwd=str(project),
-                                   env={"XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"], "PYTHONPATH": str(project)})
-    found: list[str] = []
+    async def body(s: ClientSession) -> str:
+        return (await call(s, "search", query="ULID shipment", limit=1))[1]
 
-    async def main() -> None:
-        with open(os.devnull, "w") as quiet:
-            async with stdio_client(params, errlog=quiet) as streams:
-                async with ClientSession(*streams) as session:
-                    await session.initialize()
-                    found.append((await call(session, "search", query="ULID shipment", limit=1))[1])
-
-    anyio.run(main)
-    assert found[0].startswith("1. [DECISION] Use ULIDs for shipment_id")
+    found = run_session(["-I", str(script)], body, cwd=project, env={"PYTHONPATH": str(project)})
+    assert found.startswith("1. [DECISION] Use ULIDs for shipment_id")
