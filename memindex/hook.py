@@ -269,18 +269,16 @@ def _ask_worker(root, prompt: str, turns: list[str], cfg):
 
 
 def keep_fresh(data: dict) -> str:
-    """A prompt in a client that cannot take context (Cursor): refresh a stale index in
-    the background, add nothing."""
+    """A prompt in a client that cannot take context (Cursor): a stale or missing index is
+    refreshed in the background; nothing is added."""
     root = _root_for(data.get("cwd"))
     from . import index
 
     try:
-        conn = index.open_reader(root, busy_ms=1000)
+        with index.open_reader(root, busy_ms=1000) as conn:
+            stale = index.is_stale(conn, root)
     except index.IndexUnavailable:
-        spawn_sync(root)
-        return ""
-    with conn:
-        stale = index.is_stale(conn, root)
+        stale = True
     if stale:
         spawn_sync(root)
     return ""
