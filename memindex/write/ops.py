@@ -180,22 +180,58 @@ def write_transaction(root: Path, cfg: Config, lock_timeout: float | None) -> It
 def save_memory(
     root: str | os.PathLike[str],
     cfg: Config,
-    category: str,
+    category: str | None,
     data: object,
     *,
     now: datetime | None = None,
     lock_timeout: float | None = None,
 ) -> dict[str, Any]:
-    """Create a new memory; never overwrites. Returns {status, path, id, sha256, fixes,
-    indexed}. Raises InvalidMemory, MemoryExists, WriteError, or LockTimeout."""
+    """Create a new memory; never overwrites. `category` None takes the memory's own
+    `category` field. Returns {status, path, id, sha256, fixes, indexed}. Raises
+    InvalidMemory, MemoryExists, WriteError, or LockTimeout."""
     root = Path(root)
-    category = normalize_category(category)
+    category = _category_of(category, data)
     mem, fixes = prepare_new(category, data, now=now, max_bytes=int(cfg["index.max_file_bytes"]))
     rel = f"{CATEGORY_FOLDER[category]}/{mem['id']}.json"
     blob = serialize(mem)
     with write_transaction(root, cfg, lock_timeout) as txn:
         sha = txn.create(rel, blob)
         return txn.commit(txn.answer("created", rel, mem["id"], sha256=sha, fixes=fixes))
+
+
+def _category_of(category: str | None, data: object) -> str:
+    """The category given, else the memory's own `category` field, normalised."""
+    if category is None:
+        category = data.get("category") if isinstance(data, dict) else None
+        if not isinstance(category, str):
+            raise UsageError("give the category (or a 'category' field in the memory)")
+    return normalize_category(category)
+
+
+def save_new(
+    root: str | os.PathLike[str],
+    cfg: Config,
+    category: str | None,
+    data: object,
+    *,
+    new_topic: bool = False,
+    lock_timeout: float | None = None,
+) -> dict[str, Any]:
+    """Save through the candidate flow (what the memory-save skill has the model do in
+    two steps): when an active memory of the category already holds the topic (candidate
+    UPDATE, UPDATE_OR_DELETE or NOOP), nothing is written and the answer is
+    {status: "not_saved", candidate: <find_candidate's answer>}, naming the memory to
+    update and its sha256. `new_topic` saves anyway: the caller read the candidate and it
+    is another subject."""
+    from .candidate import find_candidate, memory_text
+
+    category = _category_of(category, data)
+    if not new_topic:
+        text = memory_text(category, data)
+        answer = find_candidate(root, cfg, category, text) if text.strip() else None
+        if answer is not None and answer["recommendation"] != "CREATE":
+            return {"status": "not_saved", "candidate": answer}
+    return save_memory(root, cfg, category, data, lock_timeout=lock_timeout)
 
 
 def _existing(root: str | os.PathLike[str], path: str, cwd: str | None, expect_hash: str | None) -> tuple[Path, str, str]:
