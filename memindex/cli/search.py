@@ -61,7 +61,10 @@ def cmd_search(args: argparse.Namespace, root: str, cfg: Config) -> int:
         conn.close()
     prefix = display_prefix(root)
     if args.json:
-        emit_json([hit_json(h, prefix) for h in hits])
+        from ..store import read_source
+
+        max_bytes = int(cfg["index.max_file_bytes"])
+        emit_json([{**hit_json(h, prefix), "source": read_source(root, h.path, max_bytes)} for h in hits])
     elif hits:
         print(format_hits(hits, prefix))
     return 0
@@ -150,6 +153,9 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
     if dense is not None:
         semantic = "the worker answered" if outcome.dense is not None else "the worker did not answer in time: lexical rules alone"
     prefix = display_prefix(root)
+    from ..store import read_source
+
+    sources = {d.path: read_source(root, d.path, int(cfg["index.max_file_bytes"])) for d in outcome.decisions}
     settings = {k: cfg[f"retrieval.{k}"] for k in (
         "max_inject", "relative_cutoff", "min_coverage", "min_relative_coverage", "intents", "file_anchors",
         *(("tool_anchors",) if file is not None else ()),
@@ -160,7 +166,7 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
             "injected": [prefix + h.path for h in outcome.hits],
             "considered": [
                 {"path": prefix + d.path, "kept": d.kept, "rule": d.rule, "score": round(d.score, 4),
-                 "coverage": None if d.coverage is None else round(d.coverage, 3)}
+                 "coverage": None if d.coverage is None else round(d.coverage, 3), "source": sources[d.path]}
                 for d in outcome.decisions
             ],
         })
@@ -184,6 +190,8 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
         cov = "-" if d.coverage is None else f"{d.coverage:.2f}"
         score = "      -" if file is not None else f"{d.score:7.3f}"  # rule 10 ranks by coverage alone
         print(f"{'INJECT' if d.kept else 'drop  '}  score {score}  coverage {cov:>4}  {prefix}{d.path}\n        {d.rule}")
+        if sources[d.path]:
+            print(f"        source: {format_source(sources[d.path])}")
     print(f"injected: {len(outcome.hits)}")
     return 0
 
@@ -210,3 +218,13 @@ def format_hits(hits: Sequence[Hit], prefix: str) -> str:
         date = (hit.updated_at or "")[:10] or "-"
         lines.append(f"{rank}. [{label}] {sanitize_title(hit.title)} | #{tags} | {date} | {prefix}{hit.path}")
     return "\n".join(lines)
+
+
+def format_source(src: dict[str, str]) -> str:
+    """`kind path # section (session ID)`: where an imported or captured memory came from."""
+    text = f"{src.get('kind', '?')} {src.get('path', '?')}"
+    if src.get("section"):
+        text += f" # {src['section']}"
+    if src.get("session_id"):
+        text += f" (session {src['session_id']})"
+    return text

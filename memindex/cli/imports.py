@@ -1,0 +1,188 @@
+"""`memindex import SOURCE`: what the project already knows, as memories.
+
+Each subcommand plans memories from its sources (`memindex.importers`), then writes them
+through the write path; all are idempotent, take --dry-run and --json, and show a
+progress bar on a terminal. Subcommands: their options beside their handler, one example
+each. Exit 1 when a source was skipped (it is named on stderr), else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from ..config import Config
+from ..defaults import MEMORY_DIR
+from ..errors import UsageError
+from ._common import AddParser, category_option, emit_json, err, lock_option
+
+
+def register(add: AddParser) -> None:
+    p = add("import", json_flag=False, example="memindex import adr --dry-run")
+    sub = p.add_subparsers(dest="source", metavar="SOURCE")
+    sub.required = True
+    for name, (help_text, example, options) in SUBCOMMANDS.items():
+        s = sub.add_parser(name, help=help_text, description=help_text, epilog=f"example: {example}",
+                           formatter_class=p.formatter_class)
+        s.add_argument("--dry-run", "-n", action="store_true", help="only say what would be written")
+        s.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output")
+        s.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="print only errors")
+        lock_option(s)
+        options(s)
+
+
+# --- shared -----------------------------------------------------------------------------
+
+
+def project_of(root: str) -> Path:
+    """The project a memory root belongs to (`<project>/.claude/memory`)."""
+    path = Path(os.path.abspath(root))
+    return path.parent.parent if path.parts[-2:] == MEMORY_DIR else path.parent
+
+
+def _paths(values: list[str] | None, what: str, folder: bool) -> list[Path]:
+    out = []
+    for value in values or []:
+        path = Path(os.path.abspath(value))
+        if not (path.is_dir() if folder else path.is_file()):
+            raise UsageError(f"{what} {value!r} is not {'a folder' if folder else 'a file'}")
+        out.append(path)
+    return out
+
+
+def _run(args: argparse.Namespace, root: str, cfg: Config, kind: str, planner) -> int:
+    """Plan with `planner(report)`, apply, print; 1 when something was skipped."""
+    from ..importers.engine import Report, apply
+
+    as_json, quiet = getattr(args, "json", False), getattr(args, "quiet", False)
+    report = Report(kind, args.dry_run)
+    planned = planner(report)
+    apply(root, cfg, report, planned, progress=not (as_json or quiet), lock_timeout=args.lock_timeout)
+    for skipped in report.skipped:
+        err(f"skipped {skipped.label}: {skipped.reason}" + "".join(f"\n  - {p}" for p in skipped.problems))
+    if as_json:
+        emit_json(report.to_json())
+    elif not quiet:
+        would = "would be " if report.dry_run else ""
+        for verb in ("created", "updated", "retired", "archived"):
+            for path in getattr(report, verb):
+                print(f"{would}{verb} {path}")
+        for ignored in report.ignored:
+            print(f"ignored {ignored.label}: {ignored.reason}")
+        for warning in report.warnings:
+            print(warning)
+        print(
+            f"import {kind}: {report.found} source file{'s' if report.found != 1 else ''}, "
+            f"{len(report.created)} {would}created, {len(report.updated)} {would}updated, "
+            f"{len(report.unchanged)} unchanged, {len(report.retired)} {would}retired, "
+            f"{len(report.archived)} {would}archived, {len(report.skipped)} skipped"
+            + (" (dry run: nothing written)" if report.dry_run else "")
+        )
+    return 1 if report.skipped else 0
+
+
+# --- adr --------------------------------------------------------------------------------
+
+
+def adr_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("dir", nargs="*", metavar="DIR",
+                   help="ADR folders (default: the one in .adr-dir, else docs/adr, doc/adr, docs/decisions, "
+                        "docs/architecture/decisions, adr, architecture/decisions that exist)")
+    p.set_defaults(handler=cmd_adr)
+
+
+def cmd_adr(args: argparse.Namespace, root: str, cfg: Config) -> int:
+    """Markdown ADRs (MADR 2-4, Nygard, adr-tools) as decision memories."""
+    from ..importers import adr
+
+    project = project_of(root)
+    folders = _paths(args.dir, "ADR folder", folder=True) or adr.find_folders(project)
+
+    def planner(report):
+        if not folders:
+            report.warnings.append(f"no ADR folder in {project} (give one: memindex import adr DIR)")
+        return adr.plan(project, folders, report)
+
+    return _run(args, root, cfg, adr.KIND, planner)
+
+
+# --- claude-memory ----------------------------------------------------------------------
+
+
+def claude_memory_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--from", dest="source_dir", metavar="DIR",
+                   help="the auto memory folder (default: ~/.claude/projects/<project key>/memory)")
+    p.set_defaults(handler=cmd_claude_memory)
+
+
+def cmd_claude_memory(args: argparse.Namespace, root: str, cfg: Config) -> int:
+    """Claude Code's auto memory of this project as memories of the fitting category."""
+    from ..importers import claude_memory
+
+    project = project_of(root)
+    folder = _paths([args.source_dir], "--from", folder=True)[0] if args.source_dir else claude_memory.default_folder(project)
+
+    def planner(report):
+        if not folder.is_dir():
+            report.warnings.append(f"no Claude Code auto memory for this project at {folder}")
+            return []
+        return claude_memory.plan(project, folder, report)
+
+    return _run(args, root, cfg, claude_memory.KIND, planner)
+
+
+# --- claude-md --------------------------------------------------------------------------
+
+
+def claude_md_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="*", metavar="FILE",
+                   help="instruction files (default: CLAUDE.md, .claude/CLAUDE.md and AGENTS.md that exist)")
+    p.set_defaults(handler=cmd_claude_md)
+
+
+def cmd_claude_md(args: argparse.Namespace, root: str, cfg: Config) -> int:
+    """CLAUDE.md / AGENTS.md sections as constraints and preferences (opt-in: run by hand)."""
+    from ..importers import claude_md
+
+    project = project_of(root)
+    files = _paths(args.files, "file", folder=False) or claude_md.default_files(project)
+
+    def planner(report):
+        if not files:
+            report.warnings.append(f"no CLAUDE.md, .claude/CLAUDE.md or AGENTS.md in {project}")
+        return claude_md.plan(project, files, report)
+
+    return _run(args, root, cfg, claude_md.KIND, planner)
+
+
+# --- markdown ---------------------------------------------------------------------------
+
+
+def markdown_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="+", metavar="FILE", help="Markdown notes (one memory each)")
+    category_option(p)
+    p.set_defaults(handler=cmd_markdown)
+
+
+def cmd_markdown(args: argparse.Namespace, root: str, cfg: Config) -> int:
+    """Markdown notes as memories: of their category folder's kind, else --category, else
+    the kind their headings say."""
+    from ..importers import loose
+
+    project = project_of(root)
+    files = _paths(args.files, "file", folder=False)
+    return _run(args, root, cfg, loose.KIND, lambda report: loose.plan(project, files, args.category, report))
+
+
+# name -> (help line, example, options); `import transcripts` (memindex.capture) joins here.
+SUBCOMMANDS = {
+    "adr": ("Markdown ADRs as decision memories (superseded ones retired, linked to their replacement)",
+            "memindex import adr docs/adr --dry-run", adr_options),
+    "claude-memory": ("Claude Code's auto memory (~/.claude/projects/<project>/memory) as memories",
+                      "memindex import claude-memory --json", claude_memory_options),
+    "claude-md": ("CLAUDE.md / AGENTS.md sections as constraints and preferences (opt-in)",
+                  "memindex import claude-md CLAUDE.md AGENTS.md", claude_md_options),
+    "markdown": ("Markdown notes (e.g. a .md dropped into decisions/) as memories of their folder's category",
+                 "memindex import markdown .claude/memory/decisions/queue-choice.md", markdown_options),
+}
