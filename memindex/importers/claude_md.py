@@ -40,6 +40,7 @@ def plan(project: Path, files: list[Path], report: Report) -> list[Planned]:
         except WriteError as exc:
             report.skipped.append(Skipped(source_path(path, project), str(exc.args[0]), exc.problems))
             continue
+        report.read.add(source_path(path, project))
         notes = from_sections(path, text)
         if not notes:
             report.ignored.append(Skipped(source_path(path, project), "no section with text in it"))

@@ -53,7 +53,8 @@ def _base36(n: int) -> str:
 
 def project_key(path: str) -> str:
     """Claude Code's folder name for a project path under ~/.claude/projects/."""
-    key = re.sub(r"[^a-zA-Z0-9]", "-", path)
+    # JavaScript replaces each UTF-16 code unit: a character past U+FFFF is two dashes
+    key = "".join(c if c.isascii() and c.isalnum() else "--" if ord(c) > 0xFFFF else "-" for c in path)
     if len(key) <= KEY_MAX:
         return key
     return f"{key[:KEY_MAX]}-{_base36(abs(_java_hash(path)))}"
@@ -101,21 +102,21 @@ def memory_files(folder: Path) -> list[Path]:
     return [folder / n for n in names][:IMPORT_MAX_FILES]
 
 
-def _index(text: str) -> tuple[dict[str, str], str]:
-    """MEMORY.md's index lines ({file name: description}) and the rest of its text."""
-    described: dict[str, str] = {}
+def _index(text: str) -> tuple[dict[str, tuple[str, str]], str]:
+    """MEMORY.md's index lines ({file name: (title, description)}) and the rest of its text."""
+    described: dict[str, tuple[str, str]] = {}
     rest = []
     for line in text.split("\n"):
         found = md.links(line)
         if found and re.match(r"^\s*(?:[-*+]|\d+\.)\s", line) and found[0][1].endswith(".md") and "/" not in found[0][1]:
             tail = md.plain(line.split(")", 1)[1]) if ")" in line else ""
-            described[found[0][1]] = tail.lstrip("-—–: ").strip()
+            described[found[0][1]] = (md.plain(found[0][0]), tail.lstrip("-—–: ").strip())
         else:
             rest.append(line)
     return described, "\n".join(rest)
 
 
-def notes_of(path: Path, text: str, described: dict[str, str]) -> list[Note]:
+def notes_of(path: Path, text: str, described: dict[str, tuple[str, str]]) -> list[Note]:
     """The notes of one auto memory file."""
     meta, body = md.front_matter(text)
     if not meta:
@@ -126,8 +127,10 @@ def notes_of(path: Path, text: str, described: dict[str, str]) -> list[Note]:
     secs = md.sections(body)
     if secs and len(secs) > 1 and secs[1].level == 1 and not secs[0].text:
         body = "\n".join(secs[1].lines) + "".join(f"\n{'#' * s.level} {s.heading}\n" + "\n".join(s.lines) for s in secs[2:])
-    description = str(meta.get("description") or described.get(path.name, ""))
-    title = name.replace("_", " ").replace("-", " ") if re.fullmatch(r"[\w-]+", name) else name
+    linked, summary = described.get(path.name, ("", ""))
+    description = str(meta.get("description") or summary)
+    # the index's link words are a human title; a kebab-case `name` is a slug
+    title = linked or (name.replace("_", " ").replace("-", " ") if re.fullmatch(r"[\w-]+", name) else name)
     tags = [str(declared)] if declared else []
     return [Note(path, [title], body.strip(), description=description, declared_type=str(declared or ""), extra_tags=tags)]
 
@@ -136,7 +139,7 @@ def plan(project: Path, folder: Path, report: Report) -> list[Planned]:
     """The memories of every auto memory file in `folder`."""
     planned: list[Planned] = []
     files = memory_files(folder)
-    described: dict[str, str] = {}
+    described: dict[str, tuple[str, str]] = {}
     for path in files:
         report.found += 1
         try:
@@ -144,6 +147,7 @@ def plan(project: Path, folder: Path, report: Report) -> list[Planned]:
         except WriteError as exc:
             report.skipped.append(Skipped(source_path(path, project), str(exc.args[0]), exc.problems))
             continue
+        report.read.add(source_path(path, project))
         if path.name == INDEX:
             described, text = _index(text)
         notes = notes_of(path, text, described)

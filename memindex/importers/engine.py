@@ -18,7 +18,7 @@ from typing import Any
 from ..config import Config
 from ..defaults import CATEGORY_FOLDER, FOLDERS
 from ..errors import MemoryFileError, WriteError
-from ..store import parse_json, read_bytes
+from ..store import parse_json, read_bytes, walk
 from ..write import display, save_memory, set_status, update_memory
 from .source import alternate_id, same_origin
 
@@ -60,6 +60,7 @@ class Report:
     skipped: list[Skipped] = field(default_factory=list)
     ignored: list[Skipped] = field(default_factory=list)  # not this kind of source at all
     warnings: list[str] = field(default_factory=list)
+    read: set[str] = field(default_factory=set)  # source paths read whole: their gone sections are retired
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -161,6 +162,7 @@ def apply(
     finally:
         if bar is not None:
             bar.close()
+    _retire_gone(root, cfg, report, planned, lock_timeout)
     for rel, item, mem in placed.values():
         if item.status == "active" or (mem is not None and mem.get("record_status", "active") == item.status):
             continue
@@ -211,3 +213,24 @@ def _transition(
     (report.retired if action == "retire" else report.archived).append(display(root, rel))
     if not report.dry_run:
         set_status(root, cfg, rel, action, reason=reason, replaced_by=replaced_by, lock_timeout=lock_timeout)
+
+
+def _retire_gone(root: Path, cfg: Config, report: Report, planned: list[Planned], lock_timeout: float | None) -> None:
+    """Retire the active memories this kind of import made from a file it read whole
+    (report.read) whose section is no longer there (a heading renamed or removed)."""
+    if not report.read:
+        return
+    wanted = {(p.data["source"].get("path"), p.data["source"].get("section")) for p in planned}
+    for rel in sorted(walk(root)):
+        try:
+            mem = _read(root, rel, cfg)
+        except WriteError:
+            continue
+        src = mem.get("source") if mem else None
+        if not isinstance(src, dict) or src.get("kind") != report.kind or mem.get("record_status", "active") != "active":
+            continue
+        if src.get("path") in report.read and (src.get("path"), src.get("section")) not in wanted:
+            try:
+                _transition(root, cfg, report, rel, "retire", f"No longer in {src.get('path')}", None, lock_timeout)
+            except WriteError as exc:
+                report.skipped.append(Skipped(display(root, rel), str(exc.args[0]), exc.problems))

@@ -10,7 +10,8 @@ whole body, where "deploy" or "never" often appear in passing):
 3. decision words (decision, decided, chose, architecture, adr, switched to) a decision;
 4. debt words (tech debt, todo, known issue, fixme, hack, workaround, flaky, legacy) tech debt;
 5. hard-rule words (must, never, do not, don't, cannot, required, forbidden, not allowed,
-   constraint, limit, rule, security, gotcha, pitfall, caveat, important, warning), in the
+   constraint, limit, rule, policy, security, gotcha, pitfall, caveat, important, warning,
+   freeze, deadline), in the
    headings or in the note's first sentence, a constraint;
 6. anything else a preference: most notes say how the team likes things done, and a
    preference claims less than a constraint (which ranks above it in ties).
@@ -30,7 +31,7 @@ from .source import make_source, source_path, stable_id
 RUNBOOK = re.compile(r"\b(how ?to|runbook|steps?|procedures?|deploy\w*|releas\w*|set ?up|install\w*|troubleshoot\w*|debug\w*|commands?|workflows?|rollback|recover\w*)\b", re.I)
 DECISION = re.compile(r"\b(decisions?|decided|chose|chosen|architecture|adrs?|switched to)\b", re.I)
 DEBT = re.compile(r"\b(tech(nical)? debt|todos?|known (issues?|bugs?)|fixme|hacks?|workarounds?|flaky|legacy)\b", re.I)
-HARD = re.compile(r"\b(must|never|do not|don't|cannot|can't|required|forbidden|not allowed|constraints?|limits?|limitations?|rules?|security|gotchas?|pitfalls?|caveats?|important|warning)\b", re.I)
+HARD = re.compile(r"\b(must|never|do not|don't|cannot|can't|required|forbidden|not allowed|constraints?|limits?|limitations?|rules?|polic(y|ies)|security|gotchas?|pitfalls?|caveats?|important|warning|freeze|deadlines?)\b", re.I)
 _WHY = re.compile(r"^\s*(?:[-*]\s*)?\*{0,2}why\*{0,2}\s*:\*{0,2}\s*(.*)$", re.I)
 _HOW = re.compile(r"^\s*(?:[-*]\s*)?\*{0,2}how to apply\*{0,2}\s*:\*{0,2}\s*(.*)$", re.I)
 _STOP = frozenset("a an and or the of for to in on with by at is are be this that our we you it as from into".split())
@@ -144,7 +145,7 @@ def tags(note: Note, kind_tag: str) -> list[str]:
 
 def to_planned(note: Note, kind: str, project: Path, category: str, id_prefix: str) -> Planned:
     """The memory of a note; its id is `id_prefix` and the slug of the file and section."""
-    src = make_source(kind, note.path, project, note.body + "\0" + note.description, note.section)
+    src = make_source(kind, note.path, project, "\0".join((note.title, note.description, note.body)), note.section)
     data: dict[str, object] = {
         "title": note.title, "tags": tags(note, kind), "content": content(category, note),
         "related_files": [], "confidence": 0.7, "source": src,
