@@ -396,3 +396,23 @@ def test_a_symlinked_source_is_refused_by_name(capsys, project, tmp_path):
     code, report, _ = run(capsys, project, "adr", "--json")
     assert code == 1
     assert any(s["source"] == "docs/adr/0010-leak.md" and "symbolic link" in s["reason"] for s in report["skipped"])
+
+
+def test_save_memories_checks_each_like_save_memory(project):
+    """The batch the importers use: the same checks per memory, one refusal does not stop
+    the others, and all are indexed by the one commit."""
+    from memindex.errors import InvalidMemory
+    from memindex.write import save_memories
+
+    root = project / ".claude" / "memory"
+    good = {"title": "Use ruff", "tags": ["lint"], "content": {"topic": "lint", "value": "ruff"}}
+    bad = {"title": "No topic", "tags": ["x"], "content": {"value": "missing topic"}}
+    answers = save_memories(root, load_config(str(root)), [("preference", good), ("preference", bad),
+                                                          ("preference", {**good, "id": "use-ruff"})])
+    assert answers[0]["status"] == "created" and answers[0]["indexed"] is True
+    assert isinstance(answers[1], InvalidMemory) and "missing field 'topic' in content" in answers[1].problems
+    assert isinstance(answers[2], WriteError) and "already exists" in str(answers[2])
+    assert sorted(walk(root)) == ["preferences/use-ruff.json"]
+    from conftest import search_paths
+
+    assert search_paths(root, "ruff") == ["preferences/use-ruff.json"]

@@ -19,10 +19,11 @@ from ..config import Config
 from ..defaults import CATEGORY_FOLDER, FOLDERS
 from ..errors import MemoryFileError, WriteError
 from ..store import parse_json, read_bytes, walk
-from ..write import display, save_memory, set_status, update_memory
+from ..write import display, save_memories, set_status, update_memory
 from .source import alternate_id, same_origin
 
 PROGRESS_MIN = 20  # planned memories from which a terminal shows a progress bar
+IMPORT_BATCH = 50  # new memories saved per transaction (the writer lock is held for one batch)
 
 
 @dataclass
@@ -143,22 +144,32 @@ def apply(
     lock_timeout: float | None = None,
 ) -> Report:
     """Write the planned memories (or, with report.dry_run, say what would be written),
-    then give each the lifecycle state its source says. A memory the write path refuses is
-    reported in `skipped` with every problem; the rest go on."""
+    then give each the lifecycle state its source says. New memories are saved in batches
+    of IMPORT_BATCH (one lock and index update each: `save_memories`); a memory the write
+    path refuses is reported in `skipped` with every problem, and the rest go on."""
     root = Path(root)
     placed: dict[str, tuple[str, Planned, dict[str, Any] | None]] = {}  # label -> (rel, item, memory)
+    new: list[tuple[str, Planned]] = []
     bar = _progress(len(planned), progress, report.kind)
     try:
         for item in planned:
-            if bar is not None:
-                bar.update(1)
             try:
                 rel, current, moved = _locate(root, cfg, item)
-                placed[item.label] = (rel, item, _write(root, cfg, report, rel, item, current, lock_timeout))
+                if current is None:
+                    new.append((rel, item))
+                    continue
+                if bar is not None:
+                    bar.update(1)
+                placed[item.label] = (rel, item, _update(root, cfg, report, rel, item, current, lock_timeout))
                 for old in moved:  # the source now reads as another kind of memory
                     _transition(root, cfg, report, old, "retire", f"Re-imported as {rel[:-5]}", rel, lock_timeout)
             except WriteError as exc:
                 report.skipped.append(Skipped(item.label, str(exc.args[0]), exc.problems))
+        for start in range(0, len(new), IMPORT_BATCH):
+            chunk = new[start:start + IMPORT_BATCH]
+            _create(root, cfg, report, chunk, placed, lock_timeout)
+            if bar is not None:
+                bar.update(len(chunk))
     finally:
         if bar is not None:
             bar.close()
@@ -182,27 +193,38 @@ def apply(
     return report
 
 
-def _write(
-    root: Path, cfg: Config, report: Report, rel: str, item: Planned, current: dict[str, Any] | None,
-    lock_timeout: float | None,
-) -> dict[str, Any] | None:
-    """Create or update one memory; the memory as it is afterwards (as planned, in a dry
-    run; None for a dry run's new memory)."""
+def _create(
+    root: Path, cfg: Config, report: Report, chunk: list[tuple[str, Planned]],
+    placed: dict[str, tuple[str, Planned, dict[str, Any] | None]], lock_timeout: float | None,
+) -> None:
+    """Save new memories in one transaction (`save_memories`); in a dry run, only say so."""
+    if report.dry_run:
+        for rel, item in chunk:
+            report.created.append(display(root, rel))
+            placed[item.label] = (rel, item, None)
+        return
+    batch = [(item.category, {**item.data, "id": item.id}) for _, item in chunk]
+    for (rel, item), (_, data), answer in zip(chunk, batch, save_memories(root, cfg, batch, lock_timeout=lock_timeout)):
+        if isinstance(answer, WriteError):
+            report.skipped.append(Skipped(item.label, str(answer.args[0]), answer.problems))
+            continue
+        if answer.get("warning"):
+            report.warnings.append(answer["warning"])
+        report.created.append(answer["path"])
+        placed[item.label] = (rel, item, {**data, "record_status": "active"})
+
+
+def _update(
+    root: Path, cfg: Config, report: Report, rel: str, item: Planned, current: dict[str, Any], lock_timeout: float | None,
+) -> dict[str, Any]:
+    """Bring an existing memory in line with its source, if the source changed."""
     shown = display(root, rel)
-    if current is None:
-        report.created.append(shown)
-        if report.dry_run:
-            return None
-        data = {**item.data, "id": item.id}
-        save_memory(root, cfg, item.category, data, lock_timeout=lock_timeout)
-        return {**data, "record_status": "active"}
     if current.get("source") == item.data["source"]:
         report.unchanged.append(shown)
         return current
     report.updated.append(shown)
-    if report.dry_run:
-        return current
-    update_memory(root, cfg, rel, _patch(current, item.data), lock_timeout=lock_timeout)
+    if not report.dry_run:
+        update_memory(root, cfg, rel, _patch(current, item.data), lock_timeout=lock_timeout)
     return current
 
 
