@@ -177,7 +177,8 @@ def test_dry_run_writes_nothing(capsys, project):
     assert memories(project) == {}
     code, out, _ = run(capsys, project, "adr", "-n")
     assert "would be created .claude/memory/decisions/adr-0001-record-architecture-decisions.json" in out
-    assert "dry run: nothing written" in out and memories(project) == {}
+    assert "(dry run, nothing written): 9 files read; would create 8, update 0, retire 1, archive 1" in out
+    assert memories(project) == {}
 
 
 def test_every_imported_memory_is_valid_and_carries_its_source(capsys, project):
@@ -416,3 +417,26 @@ def test_save_memories_checks_each_like_save_memory(project):
     from conftest import search_paths
 
     assert search_paths(root, "ruff") == ["preferences/use-ruff.json"]
+
+
+def test_the_readme_shows_the_real_output(capsys, tmp_path, monkeypatch):
+    """README "Import what the project already knows": init's offer and `import adr`'s
+    output, on tests/data's sources, are what the README shows (`...` elides lines)."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("\n## Import what the project already knows\n"):]
+    section = section[: section.index("\n## ", 10)]
+    shown = [block.split("```", 1)[0].strip("\n") for block in section.split("```text\n")[1:]]
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "home"))
+    proj = tmp_path / "p"
+    proj.mkdir()
+    shutil.copytree(DATA / "adr", proj / "docs" / "adr")
+    shutil.copy(DATA / "claude-md" / "CLAUDE.md", proj / "CLAUDE.md")
+    shutil.copytree(DATA / "claude-memory", claude_memory.default_folder(proj))
+    cli.main(["--root", str(proj), "init"])
+    assert shown[0] in capsys.readouterr()[0]
+    cli.main(["--root", str(proj), "import", "adr"])
+    out, err = capsys.readouterr()
+    lines = (out + err).splitlines()
+    for line in shown[1].splitlines():
+        if line != "...":
+            assert line in lines, line

@@ -72,13 +72,14 @@ def _run(args: argparse.Namespace, root: str, cfg: Config, kind: str, planner) -
             print(f"ignored {ignored.label}: {ignored.reason}")
         for warning in report.warnings:
             print(warning)
-        print(
-            f"import {kind}: {report.found} source file{'s' if report.found != 1 else ''}, "
-            f"{len(report.created)} {would}created, {len(report.updated)} {would}updated, "
-            f"{len(report.unchanged)} unchanged, {len(report.retired)} {would}retired, "
-            f"{len(report.archived)} {would}archived, {len(report.skipped)} skipped"
-            + (" (dry run: nothing written)" if report.dry_run else "")
-        )
+        files = f"{report.found} file{'s' if report.found != 1 else ''} read"
+        counts = [len(report.created), len(report.updated), len(report.retired), len(report.archived)]
+        if report.dry_run:
+            print(f"import {kind} (dry run, nothing written): {files}; would create {counts[0]}, update {counts[1]}, "
+                  f"retire {counts[2]}, archive {counts[3]}; {len(report.unchanged)} unchanged, {len(report.skipped)} skipped")
+        else:
+            print(f"import {kind}: {files}; {counts[0]} created, {counts[1]} updated, {counts[2]} retired, "
+                  f"{counts[3]} archived, {len(report.unchanged)} unchanged, {len(report.skipped)} skipped")
     return 1 if report.skipped else 0
 
 
