@@ -97,15 +97,22 @@ def cmd_adr(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Markdown ADRs (MADR 2-4, Nygard, adr-tools) as decision memories."""
     from ..importers import adr
 
+    given = _paths(args.dir, "ADR folder", folder=True)
+    return _given_or_found(args, root, cfg, adr, given, adr.find_folders,
+                           lambda project: f"no ADR folder in {project} (give one: memindex import adr DIR)")
+
+
+def _given_or_found(args: argparse.Namespace, root: str, cfg: Config, importer, given: list[Path], find, missing) -> int:
+    """Import the paths given, else those `find(project)` finds (else say `missing(project)`)."""
     project = project_of(root)
-    folders = _paths(args.dir, "ADR folder", folder=True) or adr.find_folders(project)
+    paths = given or find(project)
 
     def planner(report):
-        if not folders:
-            report.warnings.append(f"no ADR folder in {project} (give one: memindex import adr DIR)")
-        return adr.plan(project, folders, report)
+        if not paths:
+            report.warnings.append(missing(project))
+        return importer.plan(project, paths, report)
 
-    return _run(args, root, cfg, adr.KIND, planner)
+    return _run(args, root, cfg, importer.KIND, planner)
 
 
 # --- claude-memory ----------------------------------------------------------------------
@@ -121,16 +128,10 @@ def cmd_claude_memory(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Claude Code's auto memory of this project as memories of the fitting category."""
     from ..importers import claude_memory
 
-    project = project_of(root)
-    folder = _paths([args.source_dir], "--from", folder=True)[0] if args.source_dir else claude_memory.default_folder(project)
-
-    def planner(report):
-        if not folder.is_dir():
-            report.warnings.append(f"no Claude Code auto memory for this project at {folder}")
-            return []
-        return claude_memory.plan(project, folder, report)
-
-    return _run(args, root, cfg, claude_memory.KIND, planner)
+    given = _paths([args.source_dir] if args.source_dir else [], "--from", folder=True)
+    found = claude_memory.default_folder(project_of(root))
+    return _given_or_found(args, root, cfg, claude_memory, given, lambda _: [found] if found.is_dir() else [],
+                           lambda _: f"no Claude Code auto memory for this project at {found}")
 
 
 # --- claude-md --------------------------------------------------------------------------
@@ -146,15 +147,9 @@ def cmd_claude_md(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """CLAUDE.md / AGENTS.md sections as constraints and preferences (opt-in: run by hand)."""
     from ..importers import claude_md
 
-    project = project_of(root)
-    files = _paths(args.files, "file", folder=False) or claude_md.default_files(project)
-
-    def planner(report):
-        if not files:
-            report.warnings.append(f"no CLAUDE.md, .claude/CLAUDE.md or AGENTS.md in {project}")
-        return claude_md.plan(project, files, report)
-
-    return _run(args, root, cfg, claude_md.KIND, planner)
+    given = _paths(args.files, "file", folder=False)
+    return _given_or_found(args, root, cfg, claude_md, given, claude_md.default_files,
+                           lambda project: f"no CLAUDE.md, .claude/CLAUDE.md or AGENTS.md in {project}")
 
 
 # --- markdown ---------------------------------------------------------------------------

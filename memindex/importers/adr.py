@@ -25,7 +25,7 @@ from pathlib import Path
 from ..defaults import ADR_FOLDERS, IMPORT_MAX_FILES, TITLE_MAX
 from ..errors import WriteError
 from . import markdown as md
-from .engine import Planned, Report, Skipped
+from .engine import Planned, Report, Skipped, read_or_skip
 from .source import make_source, read_text, rehash, source_path, stable_id
 
 KIND = "adr"
@@ -228,10 +228,11 @@ def plan(project: Path, folders: list[Path], report: Report) -> list[Planned]:
     parsed: list[tuple[Adr, Planned]] = []
     for folder in folders:
         for path in adr_files(folder):
-            report.found += 1
             label = source_path(path, project)
+            text = read_or_skip(report, path, label)
+            if text is None:
+                continue
             try:
-                text = read_text(path)
                 adr = parse(path, text)
             except WriteError as exc:
                 bucket = report.skipped if _NUMBER.match(path.name) else report.ignored

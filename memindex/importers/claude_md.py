@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import WriteError
-from .engine import Planned, Report, Skipped
+from .engine import Planned, Report, Skipped, read_or_skip
 from .notes import classify, from_sections, to_planned
-from .source import read_text, source_path
+from .source import source_path
 
 KIND = "claude-md"
 DEFAULT_FILES = ("CLAUDE.md", ".claude/CLAUDE.md", "AGENTS.md")
@@ -34,11 +33,8 @@ def _id_prefix(path: Path) -> str:
 def plan(project: Path, files: list[Path], report: Report) -> list[Planned]:
     planned: list[Planned] = []
     for path in files:
-        report.found += 1
-        try:
-            text = read_text(path)
-        except WriteError as exc:
-            report.skipped.append(Skipped(source_path(path, project), str(exc.args[0]), exc.problems))
+        text = read_or_skip(report, path, source_path(path, project))
+        if text is None:
             continue
         report.read.add(source_path(path, project))
         notes = from_sections(path, text)

@@ -23,7 +23,7 @@ from pathlib import Path
 from ..defaults import IMPORT_MAX_FILES
 from ..errors import WriteError
 from . import markdown as md
-from .engine import Planned, Report, Skipped
+from .engine import Planned, Report, Skipped, read_or_skip
 from .notes import Note, classify, from_sections, to_planned
 from .source import read_text, source_path
 
@@ -135,17 +135,14 @@ def notes_of(path: Path, text: str, described: dict[str, tuple[str, str]]) -> li
     return [Note(path, [title], body.strip(), description=description, declared_type=str(declared or ""), extra_tags=tags)]
 
 
-def plan(project: Path, folder: Path, report: Report) -> list[Planned]:
-    """The memories of every auto memory file in `folder`."""
+def plan(project: Path, folders: list[Path], report: Report) -> list[Planned]:
+    """The memories of every auto memory file in `folders`."""
     planned: list[Planned] = []
-    files = memory_files(folder)
+    files = [f for folder in folders for f in memory_files(folder)]
     described: dict[str, tuple[str, str]] = {}
     for path in files:
-        report.found += 1
-        try:
-            text = read_text(path)
-        except WriteError as exc:
-            report.skipped.append(Skipped(source_path(path, project), str(exc.args[0]), exc.problems))
+        text = read_or_skip(report, path, source_path(path, project))
+        if text is None:
             continue
         report.read.add(source_path(path, project))
         if path.name == INDEX:

@@ -74,6 +74,19 @@ class Report:
         }
 
 
+def read_or_skip(report: Report, path: Path, label: str) -> str | None:
+    """A source file's text, counted in report.found; None (and the file in
+    report.skipped, with the reason) when it cannot be read."""
+    from .source import read_text
+
+    report.found += 1
+    try:
+        return read_text(path)
+    except WriteError as exc:
+        report.skipped.append(Skipped(label, str(exc.args[0]), exc.problems))
+        return None
+
+
 def _progress(total: int, enabled: bool, kind: str):
     if not enabled or total < PROGRESS_MIN or not sys.stderr.isatty():
         return None

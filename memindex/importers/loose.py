@@ -11,11 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..defaults import FOLDERS
-from ..errors import WriteError
 from . import markdown as md
-from .engine import Planned, Report, Skipped
+from .engine import Planned, Report, Skipped, read_or_skip
 from .notes import Note, classify, to_planned
-from .source import read_text, source_path
+from .source import source_path
 
 KIND = "markdown"
 
@@ -33,12 +32,9 @@ def note_of(path: Path, text: str) -> Note:
 def plan(project: Path, files: list[Path], category: str | None, report: Report) -> list[Planned]:
     planned: list[Planned] = []
     for path in files:
-        report.found += 1
         label = source_path(path, project)
-        try:
-            text = read_text(path)
-        except WriteError as exc:
-            report.skipped.append(Skipped(label, str(exc.args[0]), exc.problems))
+        text = read_or_skip(report, path, label)
+        if text is None:
             continue
         note = note_of(path, text)
         if len(md.plain(note.body).split()) < 3:
