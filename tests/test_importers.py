@@ -440,3 +440,36 @@ def test_the_readme_shows_the_real_output(capsys, tmp_path, monkeypatch):
     for line in shown[1].splitlines():
         if line != "...":
             assert line in lines, line
+
+
+def test_a_memory_the_write_path_refuses_is_named_and_the_rest_written(capsys, project):
+    """A repository config can make memindex do less: with index.max_file_bytes at 4 KiB,
+    save_memory refuses the long ADR; the import names it and writes the others."""
+    folder = with_adrs(project)
+    (folder / "0010-long.md").write_text(ADR.format(n=10, title="a long one", status="Accepted")
+                                         + "\n".join(f"* consequence number {i} of many" for i in range(400)) + "\n")
+    config = project / ".claude" / "memory" / "memory-config.json"
+    config.write_text(json.dumps({"index": {"max_file_bytes": 4096}}))
+    code, report, err = run(capsys, project, "adr", "--json")
+    assert code == 1 and len(report["created"]) == 8
+    long = [s for s in report["skipped"] if s["source"] == "docs/adr/0010-long.md"]
+    assert long and "max_file_bytes" in " ".join(long[0]["problems"])
+    assert "skipped docs/adr/0010-long.md" in err
+
+
+def test_madr_superseded_by_link_and_odd_dates(capsys, project):
+    folder = project / "docs" / "decisions"
+    folder.mkdir(parents=True)
+    (folder / "0001-use-moment.md").write_text(
+        "---\nstatus: superseded by [ADR-0002](0002-use-date-fns.md)\ndate: 2031-01-01\n---\n# Use moment\n\n"
+        "## Context and Problem Statement\n\nDates.\n\n## Decision Outcome\n\nChosen option: \"moment\"\n")
+    (folder / "0002-use-date-fns.md").write_text(
+        "---\nstatus: accepted\ndate: 2024-02-30\n---\n# Use date-fns\n\n## Context and Problem Statement\n\n"
+        "moment is deprecated.\n\n## Decision Outcome\n\nChosen option: \"date-fns\", because it tree-shakes\n")
+    code, report, _ = run(capsys, project, "adr", "--json")
+    assert code == 0, report
+    old, new = decision(project, "adr-0001-use-moment"), decision(project, "adr-0002-use-date-fns")
+    assert old["record_status"] == "retired" and "replaced by decisions/adr-0002-use-date-fns" in old["retired_reason"]
+    assert new["content"]["rationale"] == ["it tree-shakes"]
+    # a future or impossible date is not a created_at: the import's time is
+    assert not old["created_at"].startswith("2031") and not new["created_at"].startswith("2024-02-30")

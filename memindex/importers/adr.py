@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 from ..defaults import ADR_FOLDERS, IMPORT_MAX_FILES, TITLE_MAX
@@ -164,8 +165,16 @@ def parse(path: Path, text: str) -> Adr:
 
 
 def _iso_date(text: str) -> str | None:
+    """The ADR's date as `created_at`: a real day, not after today (else none: the memory
+    is then dated by its import)."""
     found = _DATE.search(text)
-    return f"{found.group(1)}-{found.group(2)}-{found.group(3)}T00:00:00Z" if found else None
+    if not found:
+        return None
+    try:
+        day = date(int(found.group(1)), int(found.group(2)), int(found.group(3)))
+    except ValueError:
+        return None
+    return f"{day.isoformat()}T00:00:00Z" if day <= datetime.now(timezone.utc).date() else None
 
 
 def _outcome(adr: Adr, secs: list[md.Section], decision_sec: md.Section) -> None:

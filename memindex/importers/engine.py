@@ -17,7 +17,7 @@ from typing import Any
 
 from ..config import Config
 from ..defaults import CATEGORY_FOLDER, FOLDERS
-from ..errors import MemoryFileError, WriteError
+from ..errors import LockTimeout, MemindexError, MemoryFileError, WriteError
 from ..store import parse_json, read_bytes, walk
 from ..write import display, save_memories, set_status, update_memory
 from .source import alternate_id, same_origin
@@ -176,8 +176,10 @@ def apply(
                 placed[item.label] = (rel, item, _update(root, cfg, report, rel, item, current, lock_timeout))
                 for old in moved:  # the source now reads as another kind of memory
                     _transition(root, cfg, report, old, "retire", f"Re-imported as {rel[:-5]}", rel, lock_timeout)
-            except WriteError as exc:
-                report.skipped.append(Skipped(item.label, str(exc.args[0]), exc.problems))
+            except LockTimeout:
+                raise
+            except MemindexError as exc:
+                report.skipped.append(_skipped(item.label, exc))
         for start in range(0, len(new), IMPORT_BATCH):
             chunk = new[start:start + IMPORT_BATCH]
             _create(root, cfg, report, chunk, placed, lock_timeout)
@@ -201,9 +203,16 @@ def apply(
                 root, cfg, report, rel, "retire" if item.status == "retired" else "archive", item.reason,
                 successor[0] if successor and successor[2] is not None else None, lock_timeout,
             )
-        except WriteError as exc:
-            report.skipped.append(Skipped(item.label, str(exc.args[0]), exc.problems))
+        except LockTimeout:
+            raise
+        except MemindexError as exc:
+            report.skipped.append(_skipped(item.label, exc))
     return report
+
+
+def _skipped(label: str, exc: MemindexError) -> Skipped:
+    """A source the write path refused: its reason and every problem it named."""
+    return Skipped(label, str(exc.args[0]) if exc.args else type(exc).__name__, list(getattr(exc, "problems", []) or []))
 
 
 def _create(
@@ -218,8 +227,8 @@ def _create(
         return
     batch = [(item.category, {**item.data, "id": item.id}) for _, item in chunk]
     for (rel, item), (_, data), answer in zip(chunk, batch, save_memories(root, cfg, batch, lock_timeout=lock_timeout)):
-        if isinstance(answer, WriteError):
-            report.skipped.append(Skipped(item.label, str(answer.args[0]), answer.problems))
+        if isinstance(answer, MemindexError):
+            report.skipped.append(_skipped(item.label, answer))
             continue
         if answer.get("warning"):
             report.warnings.append(answer["warning"])
@@ -267,5 +276,7 @@ def _retire_gone(root: Path, cfg: Config, report: Report, planned: list[Planned]
         if src.get("path") in report.read and (src.get("path"), src.get("section")) not in wanted:
             try:
                 _transition(root, cfg, report, rel, "retire", f"No longer in {src.get('path')}", None, lock_timeout)
-            except WriteError as exc:
-                report.skipped.append(Skipped(display(root, rel), str(exc.args[0]), exc.problems))
+            except LockTimeout:
+                raise
+            except MemindexError as exc:
+                report.skipped.append(_skipped(display(root, rel), exc))

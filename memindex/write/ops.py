@@ -27,6 +27,7 @@ from ..errors import (
     HashConflict,
     IndexUnavailable,
     InvalidMemory,
+    MemindexError,
     MemoryExists,
     MemoryFileError,
     MemoryNotFound,
@@ -209,19 +210,19 @@ def save_memories(
     *,
     now: datetime | None = None,
     lock_timeout: float | None = None,
-) -> list[dict[str, Any] | WriteError]:
+) -> list[dict[str, Any] | MemindexError]:
     """`save_memory` for each (category, data) of `batch`, with the same checks, under one
     lock and one index update (an import writes hundreds: one transaction each cost 40 ms,
     mostly fsyncs). One answer per item, in order: the answer, or the WriteError that
     refused that memory (the others are still written)."""
     root = Path(root)
-    answers: list[dict[str, Any] | WriteError] = []
+    answers: list[dict[str, Any] | MemindexError] = []
     with write_transaction(root, cfg, lock_timeout) as txn:
         for category, data in batch:
             try:
                 rel, mem, blob, fixes = _new_file(cfg, category, data, now)
                 answers.append(txn.answer("created", rel, mem["id"], sha256=txn.create(rel, blob), fixes=fixes))
-            except WriteError as exc:
+            except (WriteError, MemindexError) as exc:  # whatever refuses one memory refuses only it
                 answers.append(exc)
         done = txn.commit({})
     for answer in answers:
