@@ -87,9 +87,10 @@ def _run(args: argparse.Namespace, root: str, cfg: Config, kind: str, planner) -
 
 
 def adr_options(p: argparse.ArgumentParser) -> None:
+    from ..defaults import ADR_FOLDERS
+
     p.add_argument("dir", nargs="*", metavar="DIR",
-                   help="ADR folders (default: the one in .adr-dir, else docs/adr, doc/adr, docs/decisions, "
-                        "docs/architecture/decisions, adr, architecture/decisions that exist)")
+                   help=f"ADR folders (default: the one adr-tools' .adr-dir names, and those of {', '.join(ADR_FOLDERS)} that exist)")
     p.set_defaults(handler=cmd_adr)
 
 
