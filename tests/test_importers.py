@@ -473,3 +473,25 @@ def test_madr_superseded_by_link_and_odd_dates(capsys, project):
     assert new["content"]["rationale"] == ["it tree-shakes"]
     # a future or impossible date is not a created_at: the import's time is
     assert not old["created_at"].startswith("2031") and not new["created_at"].startswith("2024-02-30")
+
+
+def test_log4brains_dated_names_and_a_bare_chosen_option(capsys, project):
+    """log4brains names ADRs `20201103-slug.md` (a date, not a number) and writes
+    `Chosen option: "Option 2: Lunr.js".` with the reasons as a list, or none."""
+    folder = project / "docs" / "adr"
+    folder.mkdir(parents=True)
+    (folder / "20201103-use-lunr-for-search.md").write_text(
+        "# Use Lunr for search\n\n- Status: accepted\n- Date: 2020-11-03\n\n## Context and Problem Statement\n\n"
+        "We need full-text search.\n\n## Considered Options\n\n- Option 1: Fuse.js\n- Option 2: Lunr.js\n\n"
+        "## Decision Outcome\n\nChosen option: \"Option 2: Lunr.js\".\n")
+    (folder / "20201104-use-madr.md").write_text(
+        "# Use MADR\n\n- Status: accepted\n\n## Context and Problem Statement\n\nWhich format?\n\n"
+        "## Considered Options\n\n- [MADR](https://adr.github.io/madr/) 2.1.2\n- Nygard's template\n\n"
+        "## Decision Outcome\n\nChosen option: \"MADR 2.1.2\", because\n\n- it is lean\n- it is structured\n")
+    run(capsys, project, "adr")
+    lunr = decision(project, "adr-20201103-use-lunr-for-search")
+    assert lunr["title"] == "Use Lunr for search"
+    assert lunr["content"]["alternatives"] == [{"option": "Option 1: Fuse.js"}]
+    madr = decision(project, "adr-20201104-use-madr")["content"]
+    assert madr["rationale"] == ["it is lean", "it is structured"]
+    assert madr["alternatives"] == [{"option": "Nygard's template"}]

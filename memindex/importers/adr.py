@@ -44,7 +44,6 @@ _NUMBER = re.compile(r"^(\d+)[-_ .]")
 _TITLE_NUMBER = re.compile(r"^(?:ADR[-_ ]?)?(\d+)\s*[.:)\-]\s*", re.IGNORECASE)
 _DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _FIELD = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?(status|date|deciders|decision-makers|tags|technical story)(?:\*\*)?\s*:\s*(.*)$", re.IGNORECASE)
-_CHOSEN = re.compile(r"chosen option\s*:?\s*[\"“']?(.+?)[\"”']?\s*(?:,\s*because\s*(.*))?$", re.IGNORECASE | re.DOTALL)
 
 
 @dataclass
@@ -142,6 +141,8 @@ def parse(path: Path, text: str) -> Adr:
     status_text = raw_status + ("\n" + status_sec.text if status_sec and fields.get("status") else "")
     title = title_sec.heading if title_sec else ""
     number_match = _NUMBER.match(path.name) or _TITLE_NUMBER.match(title)
+    if number_match and len(number_match.group(1)) >= 6:  # log4brains' 20200926-slug.md: a date, not a number
+        number_match = None
     title = _TITLE_NUMBER.sub("", title, count=1).strip() or title
     context_sec = next((s for s in secs if s.level >= 2 and re.match(r"context|problem", s.heading, re.I)), None)
     decision_sec = next((s for s in secs if s.level >= 2 and re.match(r"decision( outcome)?$|decision outcome", s.heading, re.I)), None)
@@ -179,17 +180,16 @@ def _iso_date(text: str) -> str | None:
 
 def _outcome(adr: Adr, secs: list[md.Section], decision_sec: md.Section) -> None:
     """Chosen option, alternatives with the reasons against them, rationale, consequences."""
-    chosen, because = None, None
-    found = _CHOSEN.search(" ".join(md.paragraphs(decision_sec.text)))
-    if found:
-        chosen, because = found.group(1).strip(), (found.group(2) or "").strip().rstrip(".") or None
+    chosen, because = _chosen(" ".join(md.paragraphs(decision_sec.text)))
     if because:
         adr.rationale.append(because)
+    elif chosen:  # "Chosen option: "X", because" and the reasons as a list
+        adr.rationale += md.bullets(decision_sec.text)
     options_sec = next((s for s in secs if re.match(r"considered options", s.heading, re.I)), None)
     pros = {s.heading.lower(): s for s in secs if len(s.path) >= 2 and re.match(r"pros and cons", s.path[-2], re.I)}
     for option in md.bullets(options_sec.text) if options_sec else []:
         name = option.strip()
-        if chosen and (name.lower() == chosen.lower() or name.lower().startswith(chosen.lower())):
+        if chosen and (_key(name) == _key(chosen) or _key(name).startswith(_key(chosen))):
             if name.lower() in pros:
                 adr.rationale += [b for b in md.bullets(pros[name.lower()].text) if b.lower().startswith("good")]
             continue
@@ -204,6 +204,28 @@ def _outcome(adr: Adr, secs: list[md.Section], decision_sec: md.Section) -> None
             if sec.heading.lower().startswith(("positive", "negative")):
                 items = [f"{sec.heading.split()[0]}: {i}" for i in items]
             adr.consequences += items
+
+
+def _chosen(text: str) -> tuple[str | None, str | None]:
+    """MADR's `Chosen option: "X", because Y` as (X, Y); X may be unquoted."""
+    found = re.search(r"chosen option\s*:?\s*(.*)", text, re.IGNORECASE | re.DOTALL)
+    if not found:
+        return None, None
+    rest = found.group(1).strip()
+    quoted = re.match(r"[\"“'`]([^\"”'`]+)[\"”'`]\s*(.*)", rest, re.DOTALL)
+    if quoted:
+        chosen, tail = quoted.group(1), quoted.group(2)
+    else:
+        chosen, comma, tail = rest.partition(",")
+        tail = comma + tail
+    because = re.match(r"[,.;:]?\s*because\b\s*(.*)", tail, re.IGNORECASE | re.DOTALL)
+    reason = because.group(1).strip().rstrip(".").strip() if because else ""
+    return chosen.strip().rstrip(".") or None, reason or None
+
+
+def _key(option: str) -> str:
+    """An option's name for comparison: lowercase words only."""
+    return " ".join(re.findall(r"[a-z0-9]+", option.lower()))
 
 
 def to_planned(adr: Adr, project: Path, text: str) -> Planned:
