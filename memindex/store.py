@@ -23,7 +23,7 @@ from .defaults import (
     TAG_MAX_CHARS,
     TAGS_INDEX_MAX,
 )
-from .errors import MemoryFileError, short
+from .errors import MemindexError, MemoryFileError, short
 from .paths import FileStat, inside, safe_relpath
 
 
@@ -353,7 +353,6 @@ def read_source(root: str | os.PathLike[str], rel: str, max_bytes: int) -> dict[
     """The `source` (provenance) of the memory at `rel`, for display: its known string
     fields, cleaned of control and direction characters; None when it has none or the
     file cannot be read now."""
-    from .errors import MemindexError
     from .text import sanitize_title
 
     try:

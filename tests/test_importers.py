@@ -495,3 +495,18 @@ def test_log4brains_dated_names_and_a_bare_chosen_option(capsys, project):
     madr = decision(project, "adr-20201104-use-madr")["content"]
     assert madr["rationale"] == ["it is lean", "it is structured"]
     assert madr["alternatives"] == [{"option": "Nygard's template"}]
+
+
+def test_two_sections_with_one_id_get_two_memories_and_keep_them(capsys, project, tmp_path):
+    """Two auto memory files with the same heading make the same id: the second takes the
+    id with a digest of its origin, on every run."""
+    folder = tmp_path / "auto"
+    folder.mkdir()
+    for name in ("api.md", "web.md"):
+        (folder / name).write_text(f"# Notes\n\n## Known issue: slow start\n\nThe {name[:3]} takes 8 s to start after a deploy.\n")
+    code, report, _ = run(capsys, project, "claude-memory", "--from", str(folder), "--json")
+    assert code == 0 and len(report["created"]) == 2
+    assert report["created"][0].endswith("/claude-memory-known-issue-slow-start.json")
+    assert report["created"][1].startswith(".claude/memory/tech-debt/claude-memory-known-issue-slow-start-")
+    again = run(capsys, project, "claude-memory", "--from", str(folder), "--json")[1]
+    assert again["created"] == [] and again["unchanged"] == 2

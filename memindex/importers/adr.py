@@ -258,7 +258,10 @@ def plan(project: Path, folders: list[Path], report: Report) -> list[Planned]:
     files (not ADRs) to report.ignored."""
     parsed: list[tuple[Adr, Planned]] = []
     for folder in folders:
-        for path in adr_files(folder):
+        files = adr_files(folder)
+        if len(files) >= IMPORT_MAX_FILES:
+            report.warnings.append(f"{source_path(folder, project)}: only the first {IMPORT_MAX_FILES} files were read")
+        for path in files:
             label = source_path(path, project)
             text = read_or_skip(report, path, label)
             if text is None:

@@ -1,10 +1,12 @@
 """Applying an import: planned memories become files through the write path.
 
 An importer turns its sources into `Planned` memories (or `Skipped` ones, with the reason);
-`apply` then writes them with `memindex.write`'s own save, update and retire/archive, so
-validation and the secret checks of the write path apply to every one, in one lock and
-index update per memory. Idempotent: a memory whose `source` (origin and digest) is
-already on disk is left alone; a changed source updates its memory in place.
+`apply` then writes them with `memindex.write`'s own functions (new memories in batches
+with `save_memories`, one lock and index update each; changes with `update_memory`;
+lifecycle steps with `set_status`, as `memindex retire --replaced-by`), so validation and
+the write path's secret checks apply to every one. Idempotent: a memory whose `source`
+(origin and digest) is already on disk is left alone; a changed source updates its memory
+in place.
 """
 
 from __future__ import annotations
@@ -16,14 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
-from ..defaults import CATEGORY_FOLDER, FOLDERS
+from ..defaults import CATEGORY_FOLDER, FOLDERS, IMPORT_BATCH, IMPORT_PROGRESS_MIN
 from ..errors import LockTimeout, MemindexError, MemoryFileError, WriteError
 from ..store import parse_json, read_bytes, walk
 from ..write import display, save_memories, set_status, update_memory
 from .source import alternate_id, same_origin
 
-PROGRESS_MIN = 20  # planned memories from which a terminal shows a progress bar
-IMPORT_BATCH = 50  # new memories saved per transaction (the writer lock is held for one batch)
 
 
 @dataclass
@@ -88,7 +88,7 @@ def read_or_skip(report: Report, path: Path, label: str) -> str | None:
 
 
 def _progress(total: int, enabled: bool, kind: str):
-    if not enabled or total < PROGRESS_MIN or not sys.stderr.isatty():
+    if not enabled or total < IMPORT_PROGRESS_MIN or not sys.stderr.isatty():
         return None
     try:
         from tqdm import tqdm
@@ -112,10 +112,11 @@ def _read(root: Path, rel: str, cfg: Config) -> dict[str, Any] | None:
     return parsed
 
 
-def _locate(root: Path, cfg: Config, item: Planned) -> tuple[str, dict[str, Any] | None, list[str]]:
+def _locate(root: Path, cfg: Config, item: Planned, claimed: set[str]) -> tuple[str, dict[str, Any] | None, list[str]]:
     """(where the memory goes, the memory already there or None, older copies of the same
     origin in another category folder). The id is the planned one unless a memory of
-    another origin holds it; then the planned id with a digest of the origin."""
+    another origin holds it (on disk, or `claimed` earlier in this import); then the
+    planned id with a digest of the origin."""
     src = item.data["source"]
     moved: list[str] = []
     for folder in FOLDERS:
@@ -127,9 +128,12 @@ def _locate(root: Path, cfg: Config, item: Planned) -> tuple[str, dict[str, Any]
                     moved.append(rel)
     for mem_id in (item.id, alternate_id(item.id, src)):
         rel = f"{CATEGORY_FOLDER[item.category]}/{mem_id}.json"
+        if rel in claimed:
+            continue
         current = _read(root, rel, cfg)
         if current is None or same_origin(current.get("source"), src):
             item.id = mem_id
+            claimed.add(rel)
             return rel, current, moved
     raise WriteError(f"memories of another origin already hold the ids {item.id!r} and {alternate_id(item.id, src)!r}")
 
@@ -163,11 +167,12 @@ def apply(
     root = Path(root)
     placed: dict[str, tuple[str, Planned, dict[str, Any] | None]] = {}  # label -> (rel, item, memory)
     new: list[tuple[str, Planned]] = []
+    claimed: set[str] = set()
     bar = _progress(len(planned), progress, report.kind)
     try:
         for item in planned:
             try:
-                rel, current, moved = _locate(root, cfg, item)
+                rel, current, moved = _locate(root, cfg, item, claimed)
                 if current is None:
                     new.append((rel, item))
                     continue

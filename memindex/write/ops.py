@@ -213,8 +213,8 @@ def save_memories(
 ) -> list[dict[str, Any] | MemindexError]:
     """`save_memory` for each (category, data) of `batch`, with the same checks, under one
     lock and one index update (an import writes hundreds: one transaction each cost 40 ms,
-    mostly fsyncs). One answer per item, in order: the answer, or the WriteError that
-    refused that memory (the others are still written)."""
+    mostly fsyncs). One answer per item, in order: the answer, or the error (a WriteError,
+    or whatever else the checks raise) that refused that memory (the others are still written)."""
     root = Path(root)
     answers: list[dict[str, Any] | MemindexError] = []
     with write_transaction(root, cfg, lock_timeout) as txn:
@@ -222,7 +222,7 @@ def save_memories(
             try:
                 rel, mem, blob, fixes = _new_file(cfg, category, data, now)
                 answers.append(txn.answer("created", rel, mem["id"], sha256=txn.create(rel, blob), fixes=fixes))
-            except (WriteError, MemindexError) as exc:  # whatever refuses one memory refuses only it
+            except MemindexError as exc:  # whatever refuses one memory refuses only it
                 answers.append(exc)
         done = txn.commit({})
     for answer in answers:
