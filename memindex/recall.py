@@ -167,6 +167,9 @@ def explain(root: str, cfg: Config, prompt: str, file: str | None = None, allow_
     if dense is not None:
         semantic = "the worker answered" if outcome.dense is not None else "the worker did not answer in time: lexical rules alone"
     prefix = display_prefix(root)
+    from .store import read_source
+
+    sources = {d.path: read_source(root, d.path, int(cfg["index.max_file_bytes"])) for d in outcome.decisions}
     names = EXPLAIN_SETTINGS + (("tool_anchors",) if file is not None else ())
     return {
         "prompt": prompt, **({"file": file} if file is not None else {}), "intent": outcome.intent,
@@ -174,7 +177,7 @@ def explain(root: str, cfg: Config, prompt: str, file: str | None = None, allow_
         "injected": [prefix + h.path for h in outcome.hits],
         "considered": [
             {"path": prefix + d.path, "kept": d.kept, "rule": d.rule, "score": round(d.score, 4),
-             "coverage": None if d.coverage is None else round(d.coverage, 3)}
+             "coverage": None if d.coverage is None else round(d.coverage, 3), "source": sources[d.path]}
             for d in outcome.decisions
         ],
     }

@@ -46,7 +46,10 @@ def cmd_search(args: argparse.Namespace, root: str, cfg: Config) -> int:
     )
     prefix = display_prefix(root)
     if args.json:
-        emit_json([hit_json(h, prefix) for h in hits])
+        from ..store import read_source
+
+        max_bytes = int(cfg["index.max_file_bytes"])
+        emit_json([{**hit_json(h, prefix), "source": read_source(root, h.path, max_bytes)} for h in hits])
     elif hits:
         print(format_hits(hits, prefix))
     return 0
@@ -82,5 +85,17 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
         cov = "-" if d["coverage"] is None else f"{d['coverage']:.2f}"
         score = "      -" if file is not None else f"{d['score']:7.3f}"  # rule 10 ranks by coverage alone
         print(f"{'INJECT' if d['kept'] else 'drop  '}  score {score}  coverage {cov:>4}  {d['path']}\n        {d['rule']}")
+        if d.get("source"):
+            print(f"        source: {format_source(d['source'])}")
     print(f"injected: {len(answer['injected'])}")
     return 0
+
+
+def format_source(src: dict[str, str]) -> str:
+    """`kind path # section (session ID)`: where an imported or captured memory came from."""
+    text = f"{src.get('kind', '?')} {src.get('path', '?')}"
+    if src.get("section"):
+        text += f" # {src['section']}"
+    if src.get("session_id"):
+        text += f" (session {src['session_id']})"
+    return text
