@@ -268,6 +268,22 @@ def _ask_worker(root, prompt: str, turns: list[str], cfg):
     return collect
 
 
+def keep_fresh(data: dict) -> str:
+    """A prompt in a client that cannot take context (Cursor): a stale or missing index is
+    refreshed in the background; nothing is added."""
+    root = _root_for(data.get("cwd"))
+    from . import index
+
+    try:
+        with index.open_reader(root, busy_ms=1000) as conn:
+            stale = index.is_stale(conn, root)
+    except index.IndexUnavailable:
+        stale = True
+    if stale:
+        spawn_sync(root)
+    return ""
+
+
 def on_pre_tool_use(data: dict) -> str:
     """PreToolUse on Read|Edit|MultiEdit|Write: the memories of the file at hand."""
     root = _root_for(data.get("cwd"))
@@ -342,16 +358,23 @@ def _alarm(signum: int, frame: object) -> None:
     raise Quiet(f"gave up after {BUDGET_S:g} s")
 
 
-def run(event: str, raw: bytes) -> str:
-    """Handle one hook call; returns what to print (possibly nothing). Never raises; what
-    went wrong goes to stderr as one line."""
+def run(event: str, raw: bytes, client: str = "claude") -> str:
+    """Handle one hook call; returns what to print, in `client`'s format (possibly
+    nothing). Never raises; what went wrong goes to stderr as one line."""
+    from . import clients
+
     del _notes[:]
     out = ""
     try:
         handler = HANDLERS.get(event)
         if handler is None:
             raise Quiet(f"unknown hook event {_short(event)}")
-        out = handler(_payload(raw))
+        if client not in clients.CLIENTS or not clients.supports(client, event):
+            asked, client = client, client if client in clients.CLIENTS else "claude"
+            raise Quiet(f"no {_short(event)} hook for client {_short(asked)}")
+        if (client, event) == ("cursor", "prompt"):
+            handler = keep_fresh
+        out = handler(clients.normalize(client, _payload(raw)))
     except Quiet as exc:
         note(str(exc))
     except Exception as exc:  # the hook must never break a prompt
@@ -359,7 +382,7 @@ def run(event: str, raw: bytes) -> str:
     if _notes:
         line = "; ".join(_notes).replace("\n", " ").replace("\r", " ")
         _say(f"memindex hook: {line[:1000]}")
-    return out
+    return clients.render(client, event, out)
 
 
 def _say(line: str) -> None:
@@ -399,6 +422,7 @@ def _disarm() -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     event = argv[0] if argv else "prompt"
+    client = argv[argv.index("--client") + 1] if "--client" in argv[:-1] else "claude"
     try:
         import _signal as signal
 
@@ -408,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
         pass  # no SIGALRM (Windows) or not the main thread
     try:
         raw = sys.stdin.buffer.read(MAX_STDIN + 1) if sys.stdin is not None else b""
-        out = run(event, raw)
+        out = run(event, raw, client)
         _disarm()
         if out:
             sys.stdout.write(out)

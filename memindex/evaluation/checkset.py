@@ -106,14 +106,18 @@ def is_str_list(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
+# fields only some memories have: provenance, of imported or captured ones; `questions`
+# (a set keeps them apart, in questions.json)
+ONLY_SOME = {"source", "questions"}
+
+
 def check_conventions(data: dict, conv: Conventions) -> list[str]:
     """The set's rules for a memory that is valid schema 1.0."""
     problems: list[str] = []
     schema = memory_schema(data["category"])
     for where, value, props in (("top level", data, schema["properties"]),
                                 ("content", data["content"], schema["properties"]["content"]["properties"])):
-        # `questions` is optional: a set's questions are kept apart, in questions.json
-        missing, extra = set(props) - set(value) - {"questions"}, set(value) - set(props)
+        missing, extra = set(props) - set(value) - ONLY_SOME, set(value) - set(props)
         if missing:
             problems.append(f"set convention: complete records, {where} misses {sorted(missing)}")
         if extra:
