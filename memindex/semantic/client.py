@@ -303,4 +303,4 @@ def _spawn(root: str, parent_pid: int | None) -> None:
     """`memindex --root ROOT serve [--parent PID]`, detached (`background.start`), from `/`."""
     from ..background import start
 
-    start(root, "serve", *(["--parent", str(int(parent_pid))] if parent_pid else []), cwd="/")
+    start(root, "serve", *(["--parent", str(int(parent_pid))] if parent_pid else []))

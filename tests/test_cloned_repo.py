@@ -1,0 +1,149 @@
+"""A cloned repository is untrusted input (issue 24, findings 1, 2, 3, 7, 8): nothing in it
+runs or shadows code, no answer comes from an index this user's memindex did not build
+here, category folders and memory files follow the root's owner and mode rule, another
+user cannot disable the worker by squatting its runtime folder, and `init --write-settings`
+never replaces a linked settings file.
+
+Everything runs as real processes, as Claude Code runs the hooks, in a project that carries
+what an attacker's repository would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import write_mem
+from memindex import index
+from memindex.defaults import INDEX_FILE, MEMORY_DIR
+
+REPO = Path(__file__).resolve().parent.parent
+HOOK = REPO / "hooks" / "memindex_hook.py"
+NOBODY = 65534
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="simulating another user's files needs root (chown)")
+
+# Modules a repository can carry at its top level; each writes a marker when imported.
+SHADOWS = ("argparse", "token", "json", "sqlite3", "encodings", "memindex")
+
+
+def hook_argv(event: str) -> list[str]:
+    """The command of hooks/hooks.json, `python3` being this interpreter."""
+    hooks = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]
+    name = {"prompt": "UserPromptSubmit", "session-start": "SessionStart"}[event]
+    command = hooks[name][0]["hooks"][0]["command"].replace("${CLAUDE_PLUGIN_ROOT}", str(REPO))
+    return [sys.executable, *shlex.split(command)[1:]]
+
+
+def readme_argv(event: str) -> list[str]:
+    """The README's hook command for a project's own settings.json (no plugin)."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    start = text.index("### Without the plugin")
+    block = text[text.index("```json", start) + 7: text.index("```", text.index("```json", start) + 7)]
+    hooks = json.loads(block)["hooks"]
+    name = {"prompt": "UserPromptSubmit", "session-start": "SessionStart"}[event]
+    argv = shlex.split(hooks[name][0]["hooks"][0]["command"])
+    assert argv[0] == "python3"
+    return [sys.executable, *argv[1:]]
+
+
+def payload(project: Path, event: str, prompt: str = "") -> bytes:
+    data = {"cwd": str(project), "session_id": "clone", "transcript_path": None,
+            "hook_event_name": {"prompt": "UserPromptSubmit", "session-start": "SessionStart"}[event]}
+    if prompt:
+        data["prompt"] = prompt
+    return json.dumps(data).encode()
+
+
+def run(argv: list[str], project: Path, stdin: bytes = b"", env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, input=stdin, capture_output=True, cwd=project, timeout=30, env=env)
+
+
+def wait_quiet(root: Path, seconds: float = 15.0) -> None:
+    """Until no background memindex process works on `root` any more."""
+    needle = str(root).encode()
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        busy = False
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit() and int(entry.name) != os.getpid():
+                try:
+                    with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
+                        busy |= needle in fh.read()
+                except OSError:
+                    pass
+        if not busy:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"background processes still work on {root}")
+
+
+def plant_shadows(project: Path, markers: Path) -> None:
+    """Top-level modules and packages named like the standard library's and memindex's,
+    each leaving a marker file behind when anything imports it."""
+    markers.mkdir()
+    for name in SHADOWS:
+        code = f"open({str(markers / name)!r}, 'w').write('imported')\n"
+        if name in ("encodings", "memindex"):
+            (project / name).mkdir()
+            (project / name / "__init__.py").write_text(code)
+            if name == "memindex":
+                (project / name / "hook.py").write_text(code)
+                (project / name / "__main__.py").write_text(code)
+        else:
+            (project / f"{name}.py").write_text(code)
+
+
+# --- finding 1: no project file runs or shadows code ------------------------------------------
+
+
+def test_shadowing_modules_of_a_cloned_repository_never_run(tmp_path: Path):
+    project = tmp_path / "proj"
+    root = project.joinpath(*MEMORY_DIR)
+    write_mem(root, "runbook", "zanzibar-deploy", "Zanzibar deploy rollback", ["zanzibar", "rollback"],
+              content={"trigger": "zanzibar deploy failed", "steps": ["roll back the zanzibar release"]})
+    markers = tmp_path / "markers"
+    plant_shadows(project, markers)
+    prompt = "how do we roll back a failed zanzibar deploy?"
+
+    start = run(hook_argv("session-start"), project, payload(project, "session-start"))
+    assert start.returncode == 0 and start.stdout == b"", start
+    wait_quiet(root)
+    assert (root / INDEX_FILE).is_file(), "the SessionStart hook built no index"
+
+    # A change the prompt hook sees (a new file): it answers and starts a background sync.
+    write_mem(root, "decision", "other", "Unrelated decision", ["misc"])
+    later = time.time_ns() + 2_000_000_000
+    os.utime(root / "decisions", ns=(later, later))
+    first = run(hook_argv("prompt"), project, payload(project, "prompt", prompt))
+    assert first.returncode == 0 and b"zanzibar-deploy.json" in first.stdout, first
+    wait_quiet(root)
+
+    readme = run(readme_argv("prompt"), project, payload(project, "prompt", prompt))
+    assert readme.returncode == 0 and b"zanzibar-deploy.json" in readme.stdout, readme
+    wait_quiet(root)
+    readme_start = run(readme_argv("session-start"), project, payload(project, "session-start"))
+    assert readme_start.returncode == 0, readme_start
+    wait_quiet(root)
+
+    assert sorted(p.name for p in markers.iterdir()) == [], "a repository's module was imported"
+    log = (root / ".memindex.log").read_text() if (root / ".memindex.log").exists() else ""
+    assert "Error" not in log, log
+
+
+def test_background_commands_run_from_outside_the_project_with_the_package_first(tmp_path: Path):
+    from memindex import background
+
+    argv = background.command(tmp_path / "proj" / ".claude" / "memory", "sync")
+    assert argv[0] == sys.executable and "-c" in argv
+    assert argv[argv.index("-c") + 2] == str(REPO)  # the explicit path of the package
+    assert ("-P" in argv) == (sys.version_info >= (3, 11))
+    assert background.CWD == "/"
