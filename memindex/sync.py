@@ -290,6 +290,8 @@ def _sync_locked(
         finally:
             if bar is not None:
                 bar.close()
+        if rebuild and only_list is None:
+            index.confirm_build(conn)  # the rebuilt index's new id alone is accepted now
         report.invalid = index.count_invalid(conn) + sum(
             1 for p in report.problems if p not in current and not p.endswith("/")
         )

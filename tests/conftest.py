@@ -36,6 +36,24 @@ os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 
 
 
+@pytest.fixture(autouse=True, scope="session")
+def private_state():
+    """The records of which index this user's memindex built (memindex/provenance.py) go to
+    a folder of this test session, inherited by every process it starts: never the user's."""
+    import shutil
+    import tempfile
+
+    base = tempfile.mkdtemp(prefix="memindex-state-")
+    before = os.environ.get("XDG_STATE_HOME")
+    os.environ["XDG_STATE_HOME"] = base
+    yield Path(base)
+    if before is None:
+        os.environ.pop("XDG_STATE_HOME", None)
+    else:
+        os.environ["XDG_STATE_HOME"] = before
+    shutil.rmtree(base, ignore_errors=True)
+
+
 @pytest.fixture(autouse=True)
 def private_runtime(monkeypatch: pytest.MonkeyPatch):
     """Every test gets a private XDG_RUNTIME_DIR of its own (short: socket paths are

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_mem
+from conftest import cli_cmd, cli_env, write_mem
 from memindex import index
 from memindex.defaults import INDEX_FILE, MEMORY_DIR
 
@@ -147,3 +147,91 @@ def test_background_commands_run_from_outside_the_project_with_the_package_first
     assert argv[argv.index("-c") + 2] == str(REPO)  # the explicit path of the package
     assert ("-P" in argv) == (sys.version_info >= (3, 11))
     assert background.CWD == "/"
+
+
+# --- finding 2: only answers from an index this user's memindex built here -----------------------
+
+
+PHANTOM_PROMPT = "what is our quarkly release process for the vendored widgets?"
+
+
+def _phantom_index(tmp_path: Path) -> Path:
+    """An index built (by this user, elsewhere) from a memory that was then deleted."""
+    from memindex.sync import sync
+
+    donor = tmp_path / "donor" / ".claude" / "memory"
+    path = write_mem(donor, "runbook", "quarkly-release", "Quarkly release process for vendored widgets",
+                     ["quarkly", "release"], content={"trigger": "quarkly release of the vendored widgets",
+                                                      "steps": ["push the quarkly tag"]})
+    sync(donor)
+    path.unlink()
+    conn = index.open_reader(donor)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return donor / INDEX_FILE
+
+
+def test_a_committed_index_is_never_read_and_the_next_sync_rebuilds_it(tmp_path: Path):
+    shipped = _phantom_index(tmp_path)
+    project = tmp_path / "clone"
+    root = project.joinpath(*MEMORY_DIR)
+    write_mem(root, "decision", "plain-choice", "Plain choice of tabs", ["style"])
+    shutil.copy(shipped, root / INDEX_FILE)  # as a commit would bring it
+
+    with pytest.raises(index.IndexUnavailable, match="not built by this user's memindex"):
+        index.open_reader(root)
+    status = subprocess.run(cli_cmd("--root", str(project), "status"),
+                            capture_output=True, text=True, cwd=tmp_path, timeout=30, env=cli_env())
+    assert status.returncode != 0 and "not built by this user's memindex" in status.stderr
+
+    hooked = run(hook_argv("prompt"), project, payload(project, "prompt", PHANTOM_PROMPT))
+    assert hooked.returncode == 0 and b"quarkly" not in hooked.stdout, hooked
+    wait_quiet(root)
+    synced = subprocess.run(cli_cmd("--root", str(project), "sync", "--json"),
+                            capture_output=True, text=True, cwd=tmp_path, timeout=30, env=cli_env())
+    assert synced.returncode == 0, synced.stderr
+    conn = index.open_reader(root)
+    try:
+        paths = [row[0] for row in conn.execute("SELECT path FROM documents")]
+    finally:
+        conn.close()
+    assert paths == ["decisions/plain-choice.json"]
+    again = run(hook_argv("prompt"), project, payload(project, "prompt", PHANTOM_PROMPT))
+    assert again.returncode == 0 and b"quarkly" not in again.stdout
+
+
+def test_a_rebuild_stops_accepting_a_copy_of_the_index_made_before_it(tmp_path: Path):
+    from memindex.sync import sync
+
+    root = tmp_path / "proj" / ".claude" / "memory"
+    write_mem(root, "decision", "plain-choice", "Plain choice of tabs", ["style"])
+    sync(root)
+    index.open_reader(root).close()
+    conn = index.open_reader(root)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    published = tmp_path / "published.db"
+    shutil.copy(root / INDEX_FILE, published)
+    sync(root, rebuild=True)
+    index.open_reader(root).close()
+    index.remove_db_files(str(root / INDEX_FILE))
+    shutil.copy(published, root / INDEX_FILE)
+    with pytest.raises(index.IndexUnavailable, match="not built by this user's memindex"):
+        index.open_reader(root)
+    report = sync(root)
+    assert report.rebuilt and "not built by this user's memindex" in report.rebuilt
+    index.open_reader(root).close()
+
+
+def test_the_build_record_lives_outside_the_repository(tmp_path: Path, private_state: Path):
+    from memindex import provenance
+    from memindex.sync import sync
+
+    root = tmp_path / "proj" / ".claude" / "memory"
+    write_mem(root, "decision", "plain-choice", "Plain choice of tabs", ["style"])
+    sync(root)
+    [build] = provenance.accepted(root)
+    records = [p for p in private_state.rglob("*") if p.is_file() and build in p.read_text()]
+    assert len(records) == 1 and str(root) in records[0].read_text()
+    assert stat.S_IMODE(records[0].parent.stat().st_mode) == 0o700
+    assert not any(build.encode() in p.read_bytes() for p in root.rglob("*") if p.is_file() and p.name != INDEX_FILE)
