@@ -235,3 +235,69 @@ def test_the_build_record_lives_outside_the_repository(tmp_path: Path, private_s
     assert len(records) == 1 and str(root) in records[0].read_text()
     assert stat.S_IMODE(records[0].parent.stat().st_mode) == 0o700
     assert not any(build.encode() in p.read_bytes() for p in root.rglob("*") if p.is_file() and p.name != INDEX_FILE)
+
+
+def test_init_ignores_every_derived_file_and_keeps_an_existing_gitignore(tmp_path: Path):
+    from memindex.defaults import DERIVED_FILES
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    init = subprocess.run(cli_cmd("--root", str(project), "init"), capture_output=True, text=True,
+                          cwd=tmp_path, timeout=60, env=cli_env())
+    assert init.returncode == 0 and "created .claude/memory/.gitignore" in init.stdout, init
+    root = project.joinpath(*MEMORY_DIR)
+    ignored = (root / ".gitignore").read_text().splitlines()
+    assert set(DERIVED_FILES) <= set(ignored)
+    # every file memindex made in the root is one of them (git's own matching)
+    if shutil.which("git"):
+        subprocess.run(["git", "init", "-q", str(project)], check=True)
+        made = sorted(p.name for p in root.iterdir() if p.is_file() and p.name not in (".gitignore", "memory-config.json"))
+        assert made and INDEX_FILE in made
+        checked = subprocess.run(["git", "-C", str(root), "check-ignore", *made], capture_output=True, text=True)
+        assert sorted(Path(p).name for p in checked.stdout.split()) == made
+
+    (root / ".gitignore").write_text("# mine\nnotes.txt\n.index.db\n")
+    again = subprocess.run(cli_cmd("--root", str(project), "init", "--json"), capture_output=True, text=True,
+                           cwd=tmp_path, timeout=60, env=cli_env())
+    assert json.loads(again.stdout)["updated"] == [".claude/memory/.gitignore"]
+    lines = (root / ".gitignore").read_text().splitlines()
+    assert lines[:3] == ["# mine", "notes.txt", ".index.db"] and set(DERIVED_FILES) <= set(lines)
+    assert lines.count(".index.db") == 1
+
+
+# --- finding 8: init --write-settings and a linked settings.json -----------------------------------
+
+
+def _init_settings(project: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(cli_cmd("--root", str(project), "init", "--write-settings"), capture_output=True,
+                          text=True, cwd=project.parent, timeout=60, env=cli_env())
+
+
+def test_write_settings_edits_through_a_link_inside_the_project(tmp_path: Path):
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    (project / "config").mkdir()
+    target = project / "config" / "claude-settings.json"
+    target.write_text(json.dumps({"env": {"KEEP": "1"}}))
+    os.chmod(target, 0o640)
+    link = project / ".claude" / "settings.json"
+    link.symlink_to("../config/claude-settings.json")
+    res = _init_settings(project)
+    assert res.returncode == 0, res.stderr
+    assert link.is_symlink() and os.readlink(link) == "../config/claude-settings.json"
+    data = json.loads(target.read_text())
+    assert data["env"] == {"KEEP": "1"} and "Bash(memindex search:*)" in data["permissions"]["allow"]
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+
+
+def test_write_settings_refuses_a_link_out_of_the_project(tmp_path: Path):
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    users = tmp_path / "home" / ".claude"
+    users.mkdir(parents=True)
+    (users / "settings.json").write_text('{"model": "x"}')
+    link = project / ".claude" / "settings.json"
+    link.symlink_to(users / "settings.json")
+    res = _init_settings(project)
+    assert res.returncode != 0 and "outside the project" in res.stderr and "by hand" in res.stderr
+    assert link.is_symlink() and (users / "settings.json").read_text() == '{"model": "x"}'
