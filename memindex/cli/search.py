@@ -127,8 +127,10 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
     each memory it considered, with the setting to change."""
     from ..inject import decide, on_file, worker_view
     from ..prompt import dense_text
-    from ..paths import display_prefix
+    from ..index.reads import invalid_files
+    from ..paths import display_prefix, shown_path
     from ..reader import open_fresh_reader
+    from ..store import refusals
 
     prompt = clean_arg(" ".join(args.prompt)) or ""
     file = clean_arg(args.file)
@@ -145,6 +147,7 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
         semantic = "the worker was asked" if pending else "no worker running: the lexical rules alone (as the hook without it)"
     try:
         outcome = on_file(conn, file, prompt, cfg) if file is not None else decide(conn, prompt, cfg, dense=dense)
+        refused = refusals(root, invalid_files(conn))  # never considered: the index does not hold them
     finally:
         conn.close()
     if dense is not None:
@@ -158,6 +161,7 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
         emit_json({
             "prompt": prompt, **({"file": file} if file is not None else {}), "intent": outcome.intent, "settings": settings, "semantic": semantic,
             "injected": [prefix + h.path for h in outcome.hits],
+            "refused": {prefix + rel: why for rel, why in refused.items()},
             "considered": [
                 {"path": prefix + d.path, "kept": d.kept, "rule": d.rule, "score": round(d.score, 4),
                  "coverage": None if d.coverage is None else round(d.coverage, 3)}
@@ -166,6 +170,8 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
         })
         return 0
     print("settings: " + ", ".join(f"retrieval.{k}={v}" for k, v in settings.items()))
+    for rel, why in sorted(refused.items()):
+        print(f"refused:  {prefix}{shown_path(rel)}: {why}")
     print(f"semantic: {semantic}")
     kind = CATEGORY_FOLDER.get(outcome.intent or "")
     if outcome.intent:
