@@ -378,3 +378,54 @@ def test_a_memory_file_of_another_user_is_refused(tmp_path: Path):
     os.chown(planted, NOBODY, NOBODY)
     os.utime(root / "decisions")  # as a new file would: the hook's O(1) check sees a change
     _says_refused(project, root, "decisions/frobnitz-keys.json", f"belongs to uid {NOBODY}")
+
+
+# --- finding 7: another user cannot disable the worker by squatting its runtime folder --------------
+
+
+@pytest.mark.parametrize("squat", [pytest.param("other-user", marks=as_root), "open-mode"])
+def test_a_squatted_runtime_folder_does_not_disable_the_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, squat: str):
+    import tempfile
+
+    from memindex.semantic import client
+    from memindex.sync import sync
+
+    shared, cache = (Path(tempfile.mkdtemp(prefix="mt", dir="/tmp")) for _ in range(2))
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setenv("TMPDIR", str(shared))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    squatted = shared / f"memindex-{os.geteuid()}"
+    squatted.mkdir(mode=0o700)
+    if squat == "other-user":
+        os.chown(squatted, NOBODY, NOBODY)
+    else:
+        os.chmod(squatted, 0o777)
+    project = tmp_path / "proj"
+    root = project.joinpath(*MEMORY_DIR)
+    write_mem(root, "runbook", "plain-runbook", "Plain runbook for backups", ["backups"])
+    (root / "memory-config.json").write_text(json.dumps(
+        {"semantic": {"enabled": True, "model": "builtin:hashing", "idle_exit_s": 30}}))
+    sync(root)
+    try:
+        assert client.runtime_dir() == str(cache / "memindex" / "run")
+        started = run(hook_argv("session-start"), project, payload(project, "session-start"))
+        assert started.returncode == 0, started
+        deadline, reply = time.monotonic() + 20, None
+        while reply is None and time.monotonic() < deadline:
+            reply = client.ping(root, 0.3)
+            time.sleep(0.1)
+        assert reply is not None, (root / ".memindex.log").read_text()
+        assert reply["socket"].startswith(str(cache / "memindex" / "run") + "/")
+        assert stat.S_IMODE(os.stat(cache / "memindex" / "run").st_mode) == 0o700
+        assert list(squatted.iterdir()) == []  # nothing of the user's went into the squatted folder
+        log = (root / ".memindex.log").read_text()
+        assert f"{squatted} " in log and "using " + str(cache / "memindex" / "run") in log, log
+        status = subprocess.run(cli_cmd("--root", str(project), "status"), capture_output=True, text=True,
+                                cwd=tmp_path, timeout=30, env=cli_env())
+        assert f"{squatted} " in status.stdout, status.stdout
+    finally:
+        pid = client.running_pid(root)
+        if pid:
+            os.kill(pid, 15)
+        shutil.rmtree(shared, ignore_errors=True)
+        shutil.rmtree(cache, ignore_errors=True)

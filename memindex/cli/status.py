@@ -72,6 +72,8 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
         print(f"pending:  {changed} new or changed, {gone} removed")
     print(f"watcher:  {'running, pid ' + str(info['watcher_pid']) if info['watcher_pid'] else 'not running'}")
     print(f"worker:   {_worker_line(info['worker'])}")
+    if info["worker"].get("runtime_note"):
+        print(f"          {info['worker']['runtime_note']}")
     print(f"memories: {info['memories']}  ({len(invalid)} invalid files)")
     for category, by_status in counts.items():
         parts = ", ".join(f"{n} {s}" for s, n in by_status.items() if n)
@@ -94,12 +96,13 @@ def _worker(root: str) -> dict[str, Any]:
     """The resident semantic worker as it answers a ping (or its marker says, while it loads)."""
     from ..semantic import client
 
+    moved = {"runtime_note": note} if (note := client.squatted()) else {}
     reply = client.ping(root, budget_s=1.0)
     if reply is not None:
         keys = ("pid", "model", "docs", "active_docs", "rss_mb", "started", "idle_exit_s", "requests", "socket", "vectors_note")
-        return {"state": "running", **{k: reply.get(k) for k in keys}}
+        return {"state": "running", **{k: reply.get(k) for k in keys}, **moved}
     pid = client.running_pid(root)
-    return {"state": "starting" if pid else "not running", "pid": pid}
+    return {"state": "starting" if pid else "not running", "pid": pid, **moved}
 
 
 def _worker_line(w: dict[str, Any]) -> str:
