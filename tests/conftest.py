@@ -13,9 +13,12 @@ test files (hook, watch, write path) can reuse them:
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import sys
 import time
 from pathlib import Path
@@ -36,22 +39,17 @@ os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 
 
 
-@pytest.fixture(autouse=True, scope="session")
-def private_state():
-    """The records of which index this user's memindex built (memindex/provenance.py) go to
-    a folder of this test session, inherited by every process it starts: never the user's."""
-    import shutil
-    import tempfile
+# The records of which index this user's memindex built (memindex/provenance.py) go to a
+# folder of this test run, inherited by every process it starts (set at import: the stress
+# kit's environment is taken when its modules load), never to the user's own.
+_STATE = tempfile.mkdtemp(prefix="memindex-state-")
+os.environ["XDG_STATE_HOME"] = _STATE
+atexit.register(shutil.rmtree, _STATE, True)
 
-    base = tempfile.mkdtemp(prefix="memindex-state-")
-    before = os.environ.get("XDG_STATE_HOME")
-    os.environ["XDG_STATE_HOME"] = base
-    yield Path(base)
-    if before is None:
-        os.environ.pop("XDG_STATE_HOME", None)
-    else:
-        os.environ["XDG_STATE_HOME"] = before
-    shutil.rmtree(base, ignore_errors=True)
+
+@pytest.fixture()
+def private_state() -> Path:
+    return Path(_STATE)
 
 
 @pytest.fixture(autouse=True)

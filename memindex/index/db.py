@@ -91,7 +91,12 @@ def open_reader(root: str | os.PathLike[str], busy_ms: int = 2000) -> sqlite3.Co
     if not os.path.exists(path):
         raise IndexUnavailable(f"no index at {path} (run `memindex sync`)")
     conn = _open_any(path, busy_ms)
-    if not _ours(conn, root):
+    try:
+        ours = _ours(conn, root)
+    except sqlite3.Error as exc:
+        conn.close()
+        raise IndexUnavailable(f"cannot read the index {path}: {exc}") from None
+    if not ours:
         conn.close()
         raise IndexUnavailable(f"{path} {NOT_OURS}: the next `memindex sync` rebuilds it from the memory files")
     return conn
@@ -146,8 +151,13 @@ def _build_id(conn: sqlite3.Connection) -> str | None:
     """The index's build id (`memindex.provenance`), or None (no meta table, no id)."""
     try:
         row = conn.execute("SELECT value FROM meta WHERE key = 'build_id'").fetchone()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return None
+        raise  # busy, a full disk, I/O: never a reason to call an index foreign and delete it
+    try:
         value = loads(row[0]) if row else None
-    except (sqlite3.OperationalError, ValueError, TypeError, RecursionError):
+    except (ValueError, TypeError, RecursionError):
         return None
     return value if isinstance(value, str) and value else None
 
