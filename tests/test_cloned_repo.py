@@ -429,3 +429,15 @@ def test_a_squatted_runtime_folder_does_not_disable_the_worker(tmp_path: Path, m
             os.kill(pid, 15)
         shutil.rmtree(shared, ignore_errors=True)
         shutil.rmtree(cache, ignore_errors=True)
+
+
+def test_save_refuses_a_folder_another_user_may_write(tmp_path: Path):
+    root = tmp_path / "proj" / ".claude" / "memory"
+    write_mem(root, "runbook", "plain-runbook", "Plain runbook for backups", ["backups"])
+    (root / "decisions").mkdir()
+    os.chmod(root / "decisions", 0o777)
+    data = {"title": "Chose tabs", "tags": ["style"], "content": {"status": "accepted", "decision": "tabs", "context": "style"}}
+    res = subprocess.run(cli_cmd("--root", str(root), "save", "--category", "decision", "--data", json.dumps(data)),
+                         capture_output=True, text=True, timeout=30, env=cli_env())
+    assert res.returncode != 0 and "decisions/: refused: the folder is writable by every user" in res.stderr, res
+    assert list((root / "decisions").iterdir()) == []
