@@ -51,14 +51,14 @@ def _own_fallback() -> str:
 def squatted() -> str | None:
     """One line when the shared folder is not this user's private one and the fallback is
     used instead (for the worker's log and `status`), else None."""
-    shared = _shared()
+    used, shared = runtime_dir(), _shared()
+    if used != _own_fallback():
+        return None
     try:
         why = why_not_private(shared)
-    except OSError:
-        return None
-    if why is None:
-        return None
-    return f"{shared} {why}: using {runtime_dir()} instead (remove {shared} to go back to it)"
+    except OSError as exc:
+        why = f"cannot be checked ({exc.strerror or exc})"
+    return f"{shared} {why}: using {used} instead (remove {shared} to go back to it)"
 
 
 def runtime_dir() -> str:
