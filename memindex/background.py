@@ -18,11 +18,12 @@ import sys
 from .defaults import LOG_FILE, LOG_MAX_BYTES
 
 
-# Runs as `python [-P] -c BOOT PACKAGE_PARENT --root ROOT ARGS...`: the package's parent
-# goes first on sys.path (on 3.10, in place of the current folder that -c put there).
+# Runs as `python [-P] -c BOOT memindex PACKAGE_PARENT --root ROOT ARGS...` ("memindex" names
+# the process in `ps`): the package's parent goes first on sys.path (on 3.10, in place of
+# the current folder that -c put there), then the CLI sees `memindex --root ROOT ARGS...`.
 BOOT = (
-    "import sys; sys.path[0:0 if getattr(sys.flags, 'safe_path', 0) else 1] = [sys.argv.pop(1)]; "
-    "sys.argv[0] = 'memindex'; from memindex.cli import main; sys.exit(main())"
+    "import sys; sys.path[0:0 if getattr(sys.flags, 'safe_path', 0) else 1] = [sys.argv[2]]; "
+    "sys.argv[0:3] = ['memindex']; from memindex.cli import main; sys.exit(main())"
 )
 CWD = os.path.abspath(os.sep)  # never the project: nothing there is looked up by name
 
@@ -32,7 +33,7 @@ def command(root: str | os.PathLike[str], *args: str) -> list[str]:
     (the hooks run `-I -S` from the plugin folder), isolated from the project's files."""
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     flags = ["-P"] if sys.version_info >= (3, 11) else []
-    return [sys.executable, *flags, "-c", BOOT, package_parent, "--root", os.path.abspath(os.fspath(root)), *args]
+    return [sys.executable, *flags, "-c", BOOT, "memindex", package_parent, "--root", os.path.abspath(os.fspath(root)), *args]
 
 
 def open_log(root: str | os.PathLike[str]) -> int:

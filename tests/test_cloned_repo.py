@@ -144,7 +144,7 @@ def test_background_commands_run_from_outside_the_project_with_the_package_first
 
     argv = background.command(tmp_path / "proj" / ".claude" / "memory", "sync")
     assert argv[0] == sys.executable and "-c" in argv
-    assert argv[argv.index("-c") + 2] == str(REPO)  # the explicit path of the package
+    assert argv[argv.index("-c") + 2: argv.index("-c") + 4] == ["memindex", str(REPO)]  # the explicit path of the package
     assert ("-P" in argv) == (sys.version_info >= (3, 11))
     assert background.CWD == "/"
 
