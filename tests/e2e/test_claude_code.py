@@ -63,7 +63,7 @@ def test_plugin_installs_and_lists_hooks_and_skills(installed):
     details = installed.details.stdout
     assert installed.details.returncode == 0, details + installed.details.stderr
     assert re.search(r"Skills \(2\)\s+memory-save, memory-search", details), details
-    assert re.search(r"Hooks \(4\)\s+UserPromptSubmit, PreToolUse, PostToolUse, SessionStart", details), details
+    assert re.search(r"Hooks \(5\)\s+UserPromptSubmit, PreToolUse, PostToolUse, SessionStart, Stop", details), details
 
 
 # --- the prompt hook ---------------------------------------------------------------------------
