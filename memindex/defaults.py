@@ -40,6 +40,8 @@ TURN_MAX_BYTES = 4 * 1024 * 1024  # ... up to this
 SAVE_PROMPT_TOPICS = 2  # topics named in one save prompt
 SAVE_PROMPTS_PER_SESSION = 5  # save prompts in one session, at most
 TOPIC_MAX_CHARS = 120  # of a topic quoted in the prompt
+TOOL_RESULT_CHARS = 2_000  # the end of each tool result the triage reads (a build's verdict)...
+TOOL_RESULTS_MAX = 20  # ... of the turn's last this many
 ASKED_MAX_BYTES = 65_536  # a session's record of topics asked about (oldest dropped past it)
 ASKED_TTL_S = 7 * 86_400  # ... removed this long after the session's last ask
 

@@ -298,3 +298,43 @@ def test_the_state_survives_and_is_kept_outside_the_project(project: Path, tmp_p
     transcript(tmp_path / "u.jsonl", [("We decided to use Kafka for audit logs.", "OK.")])
     assert stop_decision(stop_payload(project, tmp_path / "u.jsonl", session="s-new"))
     assert not files[0].exists()  # a week-old session's state was pruned by a new session's first ask
+
+
+def test_a_pick_among_the_options_just_laid_out_is_a_decision() -> None:
+    before = "You can either keep sessions in Postgres or move them to Redis; Redis is the better fit for TTLs."
+    [f] = findings(["redis then. wire it up"], ["Done, sessions now live in Redis."], before=before)
+    assert f.category.name == "decision" and f.topic == "redis then."
+    assert findings(["redis or postgres, which one is cheaper?"], ["Postgres."], before=before) == []
+    assert findings(["ok thanks"], ["You're welcome."], before=before) == []
+    assert findings(["redis then. wire it up"], ["Done."]) == []  # no options before: a bare phrase means nothing
+
+
+def test_an_environment_fix_confirmed_by_a_tool_is_a_runbook() -> None:
+    user = ["the android build fails with Duplicate class found in modules stdlib-jdk8"]
+    assistant = ["Two stdlib versions are pulled in; aligning them with the BOM fixes it."]
+    [f] = findings(user, assistant, tools=["BUILD SUCCESSFUL in 48s"])
+    assert f.category.name == "runbook" and "Duplicate class" in f.topic
+    assert findings(user, assistant, tools=["BUILD FAILED in 12s"]) == []
+    assert findings(["the parser test fails on empty input"], ["Fixed the off-by-one because the loop started at 1."],
+                    tools=["12 passed"]) == []  # a plain code bug is not an environment problem
+
+
+def test_a_user_repeating_themselves_raises_no_new_topic() -> None:
+    assert findings(["pnpm!! not npm. again"], ["Sorry, switched to pnpm."]) == []
+    assert findings(["keep bf16 like we decided, for the eval script too"], ["Done."]) == []
+
+
+def test_latest_turn_reads_the_prompt_the_words_before_it_and_the_tool_results(tmp_path: Path) -> None:
+    from memindex.capture.turn import latest_turn
+
+    path = transcript(tmp_path / "t.jsonl", [("first prompt", "Either A or B.")])
+    transcript(path, [], [
+        {"type": "user", "message": {"role": "user", "content": "A then"}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "make"}}]}},
+        {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x" * 5000 + "BUILD OK"}]}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Built with A."}]}},
+    ])
+    turn = latest_turn(str(path), "Built with A.")
+    assert turn.user == ["A then"] and turn.before == "Either A or B." and turn.assistant == ["Built with A."]
+    assert len(turn.tools) == 1 and turn.tools[0].endswith("BUILD OK") and len(turn.tools[0]) == 2000
+    assert not turn.saved

@@ -33,7 +33,7 @@ _DATA: dict | None = None
 class Category:
     """One kind of finding, as triage.json describes it."""
 
-    __slots__ = ("name", "label", "save_as", "words", "user", "assistant", "unless")
+    __slots__ = ("name", "label", "save_as", "words", "user", "assistant", "unless", "turn")
 
     def __init__(self, name: str, spec: dict) -> None:
         self.name = name
@@ -43,6 +43,7 @@ class Category:
         self.user: list[str] = spec.get("user", [])
         self.assistant: list[str] = spec.get("assistant", [])
         self.unless: str | None = spec.get("unless")
+        self.turn: list[dict] = spec.get("turn", [])  # rules over the whole turn (see triage.json)
 
 
 def data() -> dict:
@@ -54,6 +55,7 @@ def data() -> dict:
         _DATA = {
             "categories": [Category(k, v) for k, v in raw.items() if not k.startswith("_")],
             "skip": raw["_skip"],
+            "restated": raw["_restated"],
             "same_topic": float(raw["_same_topic"]),
             "stopwords": frozenset(raw["_stopwords"]),
         }
@@ -62,20 +64,24 @@ def data() -> dict:
 
 class Finding:
     """Something in the turn worth a memory: its category, the sentence that says it
-    (the topic, in the speaker's words) and the topic's key words."""
+    (the topic, in the speaker's words), the topic's key words, and the memory category
+    to propose (an explicit "remember this" takes the kind its sentence also reads as)."""
 
-    __slots__ = ("category", "topic", "key", "speaker")
+    __slots__ = ("category", "topic", "key", "speaker", "save_as")
 
-    def __init__(self, category: Category, topic: str, key: frozenset[str], speaker: str) -> None:
+    def __init__(self, category: Category, topic: str, key: frozenset[str], speaker: str, save_as: str | None = None) -> None:
         self.category, self.topic, self.key, self.speaker = category, topic, key, speaker
+        self.save_as = category.save_as or save_as
 
     def __repr__(self) -> str:
         return f"Finding({self.category.name!r}, {self.topic!r}, {self.speaker!r})"
 
 
-def findings(user: list[str], assistant: list[str]) -> list[Finding]:
-    """Every category the turn's sentences match, at most one finding per category (the
-    user's words before the assistant's), in triage.json's order. Deterministic."""
+def findings(user: list[str], assistant: list[str], tools: list[str] = (), before: str = "") -> list[Finding]:  # type: ignore[assignment]
+    """Every category the turn matches, at most one finding per category (the user's
+    sentences, then the assistant's, then the category's whole-turn rules), in
+    triage.json's order. `tools`: the turn's tool results; `before`: the assistant's words
+    the user's prompt answers. Deterministic."""
     cats = data()["categories"]
     texts = [("user", t) for t in user] + [("assistant", t) for t in assistant]
     low = "\n".join(t for _, t in texts).lower()
@@ -84,12 +90,16 @@ def findings(user: list[str], assistant: list[str]) -> list[Finding]:
     import re
 
     found: dict[str, Finding] = {}
+    prose: dict[str, list[list[str]]] = {"user": [], "assistant": []}
     for speaker, text in texts:
+        if speaker == "user" and re.search(data()["restated"], text, re.I | re.M):
+            continue  # "pnpm!! not npm. again": a topic raised before, not a new one
         sentences = _sentences(text)
+        prose[speaker].append(sentences)
         for i, sentence in enumerate(sentences):
-            lower = sentence.lower()
-            if sentence.rstrip().endswith("?") or re.search(data()["skip"], sentence, re.I):
+            if _skipped(sentence):
                 continue
+            lower = sentence.lower()
             for cat in cats:
                 if cat.name in found or not any(w in lower for w in cat.words):
                     continue
@@ -98,19 +108,63 @@ def findings(user: list[str], assistant: list[str]) -> list[Finding]:
                     continue
                 if cat.unless and re.search(cat.unless, sentence, re.I):
                     continue
-                found[cat.name] = _finding(cat, sentences, i, speaker)
-    return [found[c.name] for c in cats if c.name in found]
+                found[cat.name] = _finding(cat, sentences, i, speaker, cats)
+    context = {"assistant": "\n".join(" ".join(s) for s in prose["assistant"]), "tools": "\n".join(tools),
+               "before": " ".join(_sentences(before)) if before else ""}
+    for cat in cats:
+        if cat.name not in found and cat.turn:
+            hit = _turn_rule(cat, prose["user"], context)
+            if hit is not None:
+                found[cat.name] = _finding(cat, hit[0], hit[1], "user", cats)
+    out = [found[c.name] for c in cats if c.name in found]
+    for f in out:  # "remember this" with nothing that says what kind: the turn's other finding
+        if f.save_as is None:
+            f.save_as = next((g.save_as for g in out if g.save_as), None)
+    return out
 
 
-def _finding(cat: Category, sentences: list[str], i: int, speaker: str) -> Finding:
+def _skipped(sentence: str) -> bool:
+    """A question or a hypothetical: never a finding."""
+    import re
+
+    return sentence.rstrip().endswith("?") or re.search(data()["skip"], sentence, re.I) is not None
+
+
+def _turn_rule(cat: Category, user: list[list[str]], context: dict[str, str]) -> tuple[list[str], int] | None:
+    """The first user sentence (of the text and its index) for which one of the category's
+    whole-turn rules holds: its `user` pattern matches the sentence, and each other source
+    it names (`assistant`, `tools`, `before`) matches that source's text."""
+    import re
+
+    for rule in cat.turn:
+        if not all(re.search(rule[k], context[k], re.I) for k in ("assistant", "tools", "before") if k in rule):
+            continue
+        if rule.get("not_user") and any(re.search(rule["not_user"], " ".join(s), re.I) for s in user):
+            continue
+        for sentences in user:
+            for i, sentence in enumerate(sentences):
+                if _skipped(sentence) or not re.search(rule["user"], sentence, re.I):
+                    continue
+                if rule.get("unless") and re.search(rule["unless"], sentence, re.I):
+                    continue
+                return sentences, i
+    return None
+
+
+def _finding(cat: Category, sentences: list[str], i: int, speaker: str, cats: list[Category]) -> Finding:
     """The topic is the matching sentence; one that says little by itself ("Remember
     that.") takes the sentence before it along."""
+    import re
+
     topic = sentences[i]
     key = topic_key(topic)
     if len(key) < 2 and i > 0:
         topic = f"{sentences[i - 1]} {topic}"
         key = topic_key(topic)
-    return Finding(cat, clean_topic(topic), key, speaker)
+    kind = None
+    if cat.save_as is None:  # "remember this": the kind of memory its words read as, if any
+        kind = next((c.save_as for c in cats if c.save_as and any(re.search(p, topic, re.I) for p in c.user)), None)
+    return Finding(cat, clean_topic(topic), key, speaker, kind)
 
 
 def topic_key(text: str) -> frozenset[str]:
@@ -179,13 +233,13 @@ def reason(chosen: list[Finding]) -> str:
     if len(chosen) == 1:
         f = chosen[0]
         what = f"{f.category.label} (\"{f.topic}\")"
-        cat = f" --category {f.category.save_as}" if f.category.save_as else ""
+        cat = f" --category {f.save_as}" if f.save_as else ""
         head = f"memindex: in this turn {what}."
         how = f"use the memory-save skill (`memindex candidate{cat} ...`, then `memindex save` or `memindex update`)"
         return f"{head} If it should outlast this session, {how}. If nothing durable happened, say so in one line and stop."
     lines = ["memindex: in this turn"]
     for f in chosen:
-        cat = f" [{f.category.save_as}]" if f.category.save_as else ""
+        cat = f" [{f.save_as}]" if f.save_as else ""
         lines.append(f"- {f.category.label}{cat}: \"{f.topic}\"")
     lines.append(
         "If any should outlast this session, use the memory-save skill for each (`memindex candidate`, then "
@@ -219,7 +273,7 @@ def stop_decision(payload: dict) -> str:
     turn = latest_turn(payload.get("transcript_path"), payload.get("last_assistant_message"))
     if not turn.user:
         return ""
-    found = findings(turn.user, turn.assistant)
+    found = findings(turn.user, turn.assistant, turn.tools, turn.before)
     if not found:
         return ""
     from . import asked

@@ -3,7 +3,8 @@ Stop hook's triage looks at.
 
 A turn starts at the user's latest real prompt (not a tool result, not a meta entry such
 as the "Stop hook feedback" Claude Code records for a blocked stop, not a slash-command
-wrapper) and holds the assistant's text blocks and tool calls since. Only the tail is
+wrapper) and holds the assistant's text blocks, tool calls and the end of tool results
+since, with the assistant's last words before the prompt (the options a "sqs then" picks). Only the tail is
 read: the window doubles from TURN_TAIL_BYTES while it holds no prompt, up to
 TURN_MAX_BYTES (a turn of huge tool output is then judged on what the window holds).
 Standard library only: the Stop hook imports it.
@@ -11,7 +12,7 @@ Standard library only: the Stop hook imports it.
 
 from __future__ import annotations
 
-from ..defaults import TURN_MAX_BYTES, TURN_TAIL_BYTES
+from ..defaults import TOOL_RESULT_CHARS, TOOL_RESULTS_MAX, TURN_MAX_BYTES, TURN_TAIL_BYTES
 from ..lean import loads
 from ..transcript import _user_text as user_text, read_tail
 
@@ -24,11 +25,13 @@ _SAVE_SKILL = "memory-save"
 class Turn:
     """The user's prompt(s) and the assistant's words of the latest turn, oldest first."""
 
-    __slots__ = ("user", "assistant", "saved")
+    __slots__ = ("user", "assistant", "tools", "before", "saved")
 
     def __init__(self) -> None:
         self.user: list[str] = []
         self.assistant: list[str] = []
+        self.tools: list[str] = []  # the tool results' texts (their last TOOL_RESULT_CHARS each)
+        self.before = ""  # the assistant's last words before the prompt (what the user answers)
         self.saved = False  # the model ran the memory-save skill or `memindex save/update` this turn
 
 
@@ -56,8 +59,9 @@ def latest_turn(path: object, last_assistant_message: object = None) -> Turn:
 
 
 def _parse(lines: list[bytes]) -> Turn:
-    """Back from the end to the latest real user prompt."""
+    """Back from the end to the latest real user prompt, and the assistant's text before it."""
     turn = Turn()
+    prompt_seen = False
     for line in reversed(lines):
         if b'"user"' not in line and b'"assistant"' not in line:
             continue  # attachments, progress, queue operations: never parsed
@@ -68,16 +72,43 @@ def _parse(lines: list[bytes]) -> Turn:
         if not isinstance(entry, dict) or entry.get("isSidechain"):
             continue
         kind = entry.get("type")
+        if prompt_seen:
+            if kind == "assistant":
+                before = Turn()
+                _assistant(entry, before)
+                if before.assistant:
+                    turn.before = before.assistant[-1]
+                    break
+            elif kind == "user" and user_text(entry) is not None:
+                break
+            continue
         if kind == "user":
             text = user_text(entry)
             if text is not None:
                 turn.user.append(text)
-                break
+                prompt_seen = True
+            elif len(turn.tools) < TOOL_RESULTS_MAX:
+                turn.tools.extend(_tool_results(entry))
         elif kind == "assistant":
             _assistant(entry, turn)
     turn.user.reverse()
     turn.assistant.reverse()
+    turn.tools.reverse()
     return turn
+
+
+def _tool_results(entry: dict) -> list[str]:
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    out = []
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            value = block.get("content")
+            if isinstance(value, list):
+                value = "\n".join(b.get("text", "") for b in value if isinstance(b, dict) and isinstance(b.get("text"), str))
+            if isinstance(value, str) and value:
+                out.append(value[-TOOL_RESULT_CHARS:])
+    return out
 
 
 def _assistant(entry: dict, turn: Turn) -> None:
