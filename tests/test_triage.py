@@ -338,3 +338,10 @@ def test_latest_turn_reads_the_prompt_the_words_before_it_and_the_tool_results(t
     assert turn.user == ["A then"] and turn.before == "Either A or B." and turn.assistant == ["Built with A."]
     assert len(turn.tools) == 1 and turn.tools[0].endswith("BUILD OK") and len(turn.tools[0]) == 2000
     assert not turn.saved
+
+
+def test_the_readme_shows_the_reason_the_hook_gives() -> None:
+    readme = (REPO / "README.md").read_text()
+    [shown] = re.findall(r"```text\n(memindex: in this turn .*?)\n```", readme, re.S)
+    [f] = findings(["Let's go with Postgres over MySQL for the events store."], ["Postgres it is."])
+    assert shown == reason([f])
