@@ -217,6 +217,7 @@ def test_hook_blocks_once_per_topic_and_never_after_its_own_block(project: Path,
     transcript(path, [], [{"type": "user", "isMeta": True, "message": {"role": "user", "content": "Stop hook feedback:\n" + out["reason"]}},
                           {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Saved the decision."}]}}])
     assert run_hook(stop_payload(project, path, active=True), runtime).stdout == ""
+    assert run_hook(stop_payload(project, path, session="fresh", active=True), runtime).stdout == ""  # whatever the state
     # even without stop_hook_active the same turn is not asked about twice (the state file)
     assert run_hook(stop_payload(project, path), runtime).stdout == ""
     # a later turn restating the same decision: same topic, quiet; a new topic: asked
