@@ -131,7 +131,7 @@ def test_every_pattern_match_holds_one_of_its_category_words(name: str, examples
     of a pattern (whitespace collapsed, as sentences are) must contain one of them. Each
     pattern is drawn from (thorough: about 150 examples per pattern, 80 s in all)."""
     [cat] = [c for c in data()["categories"] if c.name == name]
-    patterns = cat.user + cat.assistant
+    patterns = cat.user + cat.assistant + [rule[k] for rule in cat.turn for k in ("before", "tools") if k in rule]
 
     @settings(max_examples=examples * len(patterns), deadline=None, database=None)
     @given(st.data())
@@ -308,6 +308,7 @@ def test_a_pick_among_the_options_just_laid_out_is_a_decision() -> None:
     assert findings(["redis or postgres, which one is cheaper?"], ["Postgres."], before=before) == []
     assert findings(["ok thanks"], ["You're welcome."], before=before) == []
     assert findings(["redis then. wire it up"], ["Done."]) == []  # no options before: a bare phrase means nothing
+    assert findings(["redis then."], ["Done."], before=before)[0].category.name == "decision"  # words before count too
 
 
 def test_an_environment_fix_confirmed_by_a_tool_is_a_runbook() -> None:

@@ -77,14 +77,15 @@ class Finding:
         return f"Finding({self.category.name!r}, {self.topic!r}, {self.speaker!r})"
 
 
-def findings(user: list[str], assistant: list[str], tools: list[str] = (), before: str = "") -> list[Finding]:  # type: ignore[assignment]
+def findings(user: list[str], assistant: list[str], tools: list[str] | None = None, before: str = "") -> list[Finding]:
     """Every category the turn matches, at most one finding per category (the user's
     sentences, then the assistant's, then the category's whole-turn rules), in
     triage.json's order. `tools`: the turn's tool results; `before`: the assistant's words
     the user's prompt answers. Deterministic."""
     cats = data()["categories"]
+    tools = tools or []
     texts = [("user", t) for t in user] + [("assistant", t) for t in assistant]
-    low = "\n".join(t for _, t in texts).lower()
+    low = "\n".join([*(t for _, t in texts), *tools, before]).lower()
     if not any(w in low for c in cats for w in c.words):
         return []  # the common case: the regular-expression engine is not even loaded
     import re
