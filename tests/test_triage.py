@@ -66,7 +66,10 @@ DEV: list[tuple[str, str, str | None]] = [
     ("Never commit directly to main.", "Understood.", "preference"),
     ("Please always write commit messages in the imperative mood.", "Will do.", "preference"),
     ("I'd rather you didn't add comments that restate the code.", "Got it.", "preference"),
+    ("let's use redis instead of memcached for the rate limiter", "Switched.", "decision"),
+    ("class names should always be PascalCase in this repo, fix the new ones", "Renamed.", "preference"),
     # ordinary turns and look-alikes: quiet
+    ("```python\nclass Cache:  # we decided to use an LRU here\n    pass\n```\nwhat does this do", "It defines an empty class.", None),
     ("Let's go through the failing tests one by one.", "Starting with test_auth.", None),
     ("Let's use a dict here.", "Done.", None),
     ("Switch to the feature branch.", "Switched.", None),

@@ -192,9 +192,11 @@ def same_topic(key: frozenset[str], seen: list[list[str]]) -> bool:
     return False
 
 
-_CODE_LINE = (
+_CODE_LINE = (  # a quoted, logged or pasted line (code keywords only with code syntax: "class names ..." is prose)
     r"^\s*(?:>|\$ |>>> |#!|//|/\*|\*/|--\s|at\s+[\w$.<>]+\(|File\s+\"|Traceback\b|[\w.]*(?:Error|Exception):|"
-    r"(?:def|class|function|func|import|from\s+\S+\s+import|const|let|var|public|private|return|if\s*\(|for\s*\(|#include)\b)"
+    r"(?:def|func|function)\s+\w+\s*\(|class\s+\w+\s*[:({(<]|from\s+[\w.]+\s+import\s|import\s+[\w.]+\s*;?\s*$|"
+    r"import\s+.*\s+from\s+['\"]|(?:const|let|var|val)\s+\w+\s*[:=]|(?:public|private|protected)\s+[\w<>\[\],]+\s+\w+\s*[(;=]|"
+    r"return\b.*;\s*$|#include\b|(?:if|for|while)\s*\()"
 )
 
 
