@@ -350,3 +350,28 @@ def test_the_readme_shows_the_reason_the_hook_gives() -> None:
     [shown] = re.findall(r"```text\n(memindex: in this turn .*?)\n```", readme, re.S)
     [f] = findings(["Let's go with Postgres over MySQL for the events store."], ["Postgres it is."])
     assert shown == reason([f])
+
+
+def test_the_evaluation_script_runs_the_hook_and_agrees_in_process(tmp_path: Path) -> None:
+    """scripts/eval_triage.py on a tiny set of the blind set's format: its table, no
+    disagreement between the hook command and in-process, a repeat counted."""
+    turns = lambda u, a: [{"role": "user", "text": u}, {"role": "assistant", "text": a}]  # noqa: E731
+    endings = [
+        {"id": "e1", "turns": turns("We decided to use Redis for sessions.", "OK."), "save": True, "category": "decision", "kind": "positive"},
+        {"id": "e2", "turns": turns("Write a haiku", "Leaves."), "save": False, "category": None, "kind": "negative"},
+        {"id": "e3", "turns": turns("the build fails with a signing error on CI", "The fix: renew the profile."),
+         "tools": ["Bash: fastlane beta -> finished successfully"], "save": True, "category": "runbook", "kind": "positive"},
+    ]
+    sequences = [{"id": "s1", "stops": [
+        {"turns": turns("We decided to use Redis for sessions.", "OK."), "save": True, "category": "decision"},
+        {"turns": turns("We decided to use Redis for sessions, as I said.", "Yes."), "save": False, "category": None, "repeat_of": "redis"},
+    ]}]
+    (tmp_path / "endings.json").write_text(json.dumps(endings))
+    (tmp_path / "sequences.json").write_text(json.dumps(sequences))
+    out = subprocess.run([sys.executable, str(REPO / "scripts" / "eval_triage.py"), "--set", str(tmp_path)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "| endings dev             | 2     | 1            | 1    | 1.00 (1/1) | 1.00 (1/1) | 1.00 (1/1)" in out.stdout, out.stdout
+    assert "| endings held-out        | 1     | 1            | 1    | 1.00 (1/1) | 1.00 (1/1) | 1.00 (1/1)" in out.stdout  # e3: ids sorted, every third
+    assert "hook command runs: 5 (slice: all); hook vs in-process disagreements: 0" in out.stdout
+    assert "sequences dev: 0 repeats on 1 repeat stops" in out.stdout
