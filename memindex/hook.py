@@ -339,10 +339,8 @@ def on_stop(data: dict) -> str:
 
 
 def save_prompt(data: dict) -> str:
-    """The triage's block decision, or "" (capture/triage.py). Off with
-    `capture.save_prompts: false`; never after a blocked stop (`stop_hook_active`)."""
-    if data.get("stop_hook_active") is True:
-        return ""
+    """The triage's block decision, or "" (capture/triage.py: never after a blocked stop,
+    `stop_hook_active`). Off with `capture.save_prompts: false`; needs a memory root."""
     root = _root_for(data.get("cwd"))
     from .config import load_config
 
