@@ -150,17 +150,24 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
     if dense is not None:
         semantic = "the worker answered" if outcome.dense is not None else "the worker did not answer in time: lexical rules alone"
     prefix = display_prefix(root)
+    thresholds = ("min_confidence",) if cfg["retrieval.match_strategy"] == "calibrated" and file is None else (
+        "relative_cutoff", "min_coverage", "min_relative_coverage")
     settings = {k: cfg[f"retrieval.{k}"] for k in (
-        "max_inject", "relative_cutoff", "min_coverage", "min_relative_coverage", "intents", "file_anchors",
+        "match_strategy", "max_inject", *thresholds, "intents", "file_anchors",
         *(("tool_anchors",) if file is not None else ()),
     )}
+    if settings.get("min_confidence", 0) is None:
+        from ..relevance import load
+
+        settings["min_confidence"] = load("semantic" if outcome.dense is not None else "lexical").min_confidence
     if args.json:
         emit_json({
             "prompt": prompt, **({"file": file} if file is not None else {}), "intent": outcome.intent, "settings": settings, "semantic": semantic,
             "injected": [prefix + h.path for h in outcome.hits],
             "considered": [
                 {"path": prefix + d.path, "kept": d.kept, "rule": d.rule, "score": round(d.score, 4),
-                 "coverage": None if d.coverage is None else round(d.coverage, 3)}
+                 "coverage": None if d.coverage is None else round(d.coverage, 3),
+                 "probability": None if d.probability is None else round(d.probability, 3)}
                 for d in outcome.decisions
             ],
         })
@@ -180,10 +187,11 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
         why = f"no memory in {kind}/ shares the prompt's topic words" if kind else (
             "no memory shares the prompt's words, or the prompt is too short, or injection is off")
         print("nothing considered: " + why)
-    for d in sorted(outcome.decisions, key=lambda d: (not d.kept, -d.score)):
+    for d in sorted(outcome.decisions, key=lambda d: (not d.kept, -(d.probability or 0.0), -d.score)):
         cov = "-" if d.coverage is None else f"{d.coverage:.2f}"
         score = "      -" if file is not None else f"{d.score:7.3f}"  # rule 10 ranks by coverage alone
-        print(f"{'INJECT' if d.kept else 'drop  '}  score {score}  coverage {cov:>4}  {prefix}{d.path}\n        {d.rule}")
+        prob = "" if d.probability is None else f"P {d.probability:.2f}  "
+        print(f"{'INJECT' if d.kept else 'drop  '}  {prob}score {score}  coverage {cov:>4}  {prefix}{d.path}\n        {d.rule}")
     print(f"injected: {len(outcome.hits)}")
     return 0
 
