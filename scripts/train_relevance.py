@@ -37,7 +37,8 @@ LEXICAL = [
     "general_gap", "age", "replacement",
     "cat_decision", "cat_constraint", "cat_preference", "cat_runbook", "cat_tech_debt", "cat_session_summary",
 ]
-SEMANTIC = LEXICAL + ["cos", "cos_gap", "standout", "is_nearest", "cos_rank", "cos_x_coverage"]
+SEMANTIC = LEXICAL + ["best_coverage", "coverage_rank", "cos", "cos_gap", "standout", "is_nearest", "cos_rank",
+                      "cos_x_coverage"]
 L2 = 1.0
 MAX_INJECT = 3
 
@@ -118,6 +119,7 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 if the shipped weights differ from a fresh training")
     ap.add_argument("--semantic", action="store_true", help="also the model with the worker's evidence (the real model)")
     ap.add_argument("--quiet", action="store_true", help="no evaluation tables")
+    ap.add_argument("--no-locomo", action="store_true", help="leave LoCoMo out of the tables (it takes minutes)")
     args = ap.parse_args()
 
     path = Path(WEIGHTS_FILE)
@@ -142,7 +144,8 @@ def main() -> int:
             continue
         if not args.quiet:
             report(prompts, names, kind)
-            locomo(final, semantic)
+            if not args.no_locomo:
+                locomo(final, semantic)
         print(f"\nshipped {kind} model: min_confidence {final.min_confidence:.2f}; weights (raw units), largest first:")
         for k, v in sorted(final.weights.items(), key=lambda kv: -abs(kv[1])):
             print(f"  {k:16s} {v:+.3f}")
