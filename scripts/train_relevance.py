@@ -27,10 +27,11 @@ sys.path.insert(0, str(REPO))
 
 from memindex.evaluation import relevance as rel  # noqa: E402
 from memindex.evaluation.metrics import table  # noqa: E402
-from memindex.evaluation.sets import LOCOMO_JSON, SETS, all_sets  # noqa: E402
+from memindex.evaluation.sets import LOCOMO_JSON, all_sets  # noqa: E402
 from memindex.relevance import WEIGHTS_FILE, Model  # noqa: E402
 
-ENGINEERING = tuple(s for s in SETS if s != "locomo")
+# the sets trained on (their dev slices); jetty, written blind to judge the model, is not
+ENGINEERING = ("harbor", "atlas", "cedar", "fjord", "quarry", "sedge", "heron", "ibis")
 LEXICAL = [
     "rel_score", "log_score", "top", "rank", "gap_next", "coverage", "coverage_rel", "coverage_top",
     "title_coverage", "tags_coverage", "n_terms", "rarity", "unknown", "anchored", "asked", "general",
