@@ -7,7 +7,7 @@ added before indexing (`sets.add_questions`), the latter at several weights of t
 questions column. Per set and slice (dev: the weight may be chosen on it; holdout: never
 looked at while choosing): paraphrase Recall@10, Recall@10 over every positive prompt,
 and the injection policy's precision and grade-2 recall (`retrieval.match_strategy`
-fts5_bm25, the rules as they stand). `python scripts/eval_memory.py --questions-compare`.
+fts5_bm25, the rules, whatever the default). `python scripts/eval_memory.py --questions-compare`.
 """
 
 from __future__ import annotations
@@ -15,30 +15,37 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
-from .memory import SEMANTIC_NAME, Strategy
+from .memory import Strategy
 from .metrics import table
-from .sets import SETS
+from .sets import QUESTIONS_FILE, REPO, SETS
 from .suite import run_suite
 
-LOCAL_SETS = tuple(s for s in SETS if s != "locomo")  # LoCoMo has no questions
+LOCAL_SETS = tuple(s for s in SETS if (REPO / "evalsets" / s / QUESTIONS_FILE).is_file())  # not LoCoMo, not jetty
 WEIGHTS = (1.0, 2.0, 3.0, 5.0)
 KIND = "paraphrase"
 WITHOUT = "without questions"
 
 
 def _variants(weights: Sequence[float], semantic: bool) -> list[Strategy]:
-    out = [Strategy(f"questions x{w:g}", {"retrieval": {"column_weights": {"questions": w}}}) for w in weights]
+    out = [Strategy(f"questions x{w:g}", _config(w)) for w in weights]
     if semantic:
-        out += [Strategy(f"semantic, questions x{w:g}", {"retrieval": {"column_weights": {"questions": w}}}, semantic=True)
-                for w in weights]
+        out += [Strategy(f"semantic, questions x{w:g}", _config(w), semantic=True) for w in weights]
     return out
+
+
+def _config(weight: float | None = None) -> dict:
+    """The rules (fts5_bm25), with this questions weight if given."""
+    retrieval: dict = {"match_strategy": "fts5_bm25"}
+    if weight is not None:
+        retrieval["column_weights"] = {"questions": weight}
+    return {"retrieval": retrieval}
 
 
 def compare(
     names: tuple[str, ...] = LOCAL_SETS, weights: Sequence[float] = WEIGHTS, semantic: bool = False,
 ) -> dict[tuple[str, str, str], dict[str, float]]:
     """(set, slice, variant) -> metrics; slices dev, holdout and each with ` paraphrase`."""
-    base = [Strategy(WITHOUT)] + ([Strategy(f"semantic, {WITHOUT}", semantic=True)] if semantic else [])
+    base = [Strategy(WITHOUT, _config())] + ([Strategy(f"semantic, {WITHOUT}", _config(), semantic=True)] if semantic else [])
     summary = run_suite(base, names, kinds=(KIND,))
     summary.update(run_suite(_variants(weights, semantic), names, questions=True, kinds=(KIND,)))
     return summary

@@ -89,9 +89,12 @@ QUESTIONS_FILE = "questions.json"
 def add_questions(folder: Path, root: Path) -> int:
     """Give each memory of the copy at `root` its questions from `folder/questions.json`
     (keys relative to the memory folder; a `.claude/memory/` prefix is accepted), as the
-    write path would have stored them. Returns how many memories got questions."""
+    write path would have stored them. Returns how many memories got questions (0 for a set
+    without questions.json: jetty, written after them)."""
     from memindex.write.validate import serialize
 
+    if not (folder / QUESTIONS_FILE).is_file():
+        return 0
     given = json.loads((folder / QUESTIONS_FILE).read_text(encoding="utf-8"))
     done = 0
     for rel, questions in given.items():
