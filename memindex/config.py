@@ -127,6 +127,14 @@ SPEC: dict[str, object] = {
         "min_standout": Leaf(0.2, 0.0, 2.0),
         "batch_size": Leaf(32, 1, 512),
     },
+    "capture": {  # session summaries from transcripts (docs/capture.md)
+        "enabled": Leaf(True),  # the Stop and SessionEnd hooks summarise the session in the background
+        # "local": sessions-local/, indexed but ignored by git; "shared": sessions/, committed
+        "location": Leaf("local", choices=("local", "shared")),
+        # a running session's summary is rewritten at most this often (Stop fires after every
+        # turn); the turn that ends the session is always captured, at most this much later
+        "min_interval_s": Leaf(30.0, 0.0, 3600.0),
+    },
     "watch": {
         "debounce_ms": Leaf(400, 10, 60_000),
         "poll_interval_s": Leaf(2.0, 0.1, 3600.0),

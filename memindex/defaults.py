@@ -43,9 +43,17 @@ FOLDERS: dict[str, str] = {
     "constraints": "constraint",
     "tech-debt": "tech_debt",
     "preferences": "preference",
+    # Session summaries captured from transcripts (memindex.capture), by default: indexed
+    # like the others, ignored by git (the folder holds its own `.gitignore` of `*`).
+    "sessions-local": "session_summary",
 }
-CATEGORY_FOLDER: dict[str, str] = {c: f for f, c in FOLDERS.items()}
-CATEGORIES: tuple[str, ...] = tuple(FOLDERS.values())
+CAPTURE_FOLDER = "sessions-local"
+CAPTURE_GITIGNORE = CAPTURE_FOLDER + "/"  # the line `memindex init`'s .gitignore lists for it
+# category -> the folder `save` writes it to (the first folder of that category)
+CATEGORY_FOLDER: dict[str, str] = {}
+for _folder, _category in FOLDERS.items():
+    CATEGORY_FOLDER.setdefault(_category, _folder)
+CATEGORIES: tuple[str, ...] = tuple(CATEGORY_FOLDER)
 
 # Ties only: lower wins.
 CATEGORY_PRIORITY: dict[str, int] = {
@@ -186,3 +194,8 @@ POLLING_FS: dict[str, str] = {
     "fakeowner": "Docker Desktop file sharing",
     "prl_fs": "Parallels shared folder",
 }
+
+# --- Session capture (memindex.capture; docs/capture.md) ----------------------------------
+SUMMARY_MAX_BYTES = 8_192  # a captured session summary, as its file (the cut order: capture/summary.py)
+CAPTURE_TRANSCRIPT_MAX_BYTES = 256 * 1024 * 1024  # a transcript is read up to this many bytes
+CAPTURE_SOURCE_KIND = "transcript"  # `source.kind` of what capture and `import transcripts` write

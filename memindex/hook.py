@@ -1,5 +1,5 @@
 """Claude Code hooks: UserPromptSubmit (inject), PreToolUse (the memories of the file at
-hand), PostToolUse (sync one file), SessionStart.
+hand), PostToolUse (sync one file), SessionStart, Stop and SessionEnd (session capture).
 
 The prompt path is the product's first impression: standard library and this package
 only, the index opened read-only, no memory file read, never a traceback on stdout. Any
@@ -332,9 +332,35 @@ def on_session_start(data: dict) -> str:
     return memory_context(hits, display_prefix(root))
 
 
+def capture_session(root, data: dict) -> None:
+    """Session capture (memindex.capture): the session's summary is rewritten by a
+    detached job; this only asks for it (coalesced per session, returns at once)."""
+    from .capture.schedule import request_capture
+    from .config import load_config
+
+    try:
+        request_capture(root, data, bool(load_config(root)["capture.enabled"]))
+    except (OSError, UnsafeFile) as exc:
+        note(f"no session capture: {exc}")
+
+
+def on_stop(data: dict) -> str:
+    """Stop (after every turn): keep the session's summary up to date, so that a session
+    killed before its end still has one."""
+    root = _root_for(data.get("cwd"))
+    capture_session(root, data)
+    return ""
+
+
+def on_session_end(data: dict) -> str:
+    """SessionEnd: the final capture of the session (coalesced with the last Stop's)."""
+    capture_session(_root_for(data.get("cwd")), data)
+    return ""
+
+
 HANDLERS = {
     "prompt": on_prompt, "pre-tool-use": on_pre_tool_use, "post-tool-use": on_post_tool_use,
-    "session-start": on_session_start,
+    "session-start": on_session_start, "stop": on_stop, "session-end": on_session_end,
 }
 
 

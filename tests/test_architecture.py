@@ -23,7 +23,7 @@ HOOK_ALLOWED = {
     "memindex.transcript", "memindex.index", "memindex.index.db", "memindex.index.rows", "memindex.index.reads",
     "memindex.index.vectors", "memindex.semantic", "memindex.semantic.client", "memindex.cjk", "memindex.cjk_search",
     "memindex.watch", "memindex.watch.marker", "memindex.lazy", "memindex.rootfs", "memindex.background", "memindex.lean",
-    "memindex.runtime", "memindex.memo", "memindex.filehook",
+    "memindex.runtime", "memindex.memo", "memindex.filehook", "memindex.capture", "memindex.capture.schedule",
 }
 MAX_LINES = 450
 # Modules allowed past MAX_LINES, each with the reason it must stay one piece.
@@ -194,6 +194,7 @@ OPEN_ALLOWED: dict[str, str] = {
     "memindex.files.write_temp": "new temp files: O_CREAT|O_EXCL|O_NOFOLLOW under a random name, never an existing file",
     "memindex.files.fsync_dir": "a folder opened with O_DIRECTORY to fsync it; no file's contents",
     "memindex.transcript": "Claude Code's transcript, outside the root (non-blocking, regular files only, bounded tail)",
+    "memindex.capture.parse": "Claude Code's transcript, outside the root (non-blocking, regular files only, bounded)",
     "memindex.cli.write": "the user's own --file input",
     "memindex.cli.candidate": "the user's own --new-info-file input",
     "memindex.scaffold": "package data, and .claude/settings.json outside the memory root that `init` edits",

@@ -185,13 +185,17 @@ def save_memory(
     *,
     now: datetime | None = None,
     lock_timeout: float | None = None,
+    folder: str | None = None,
 ) -> dict[str, Any]:
     """Create a new memory; never overwrites. Returns {status, path, id, sha256, fixes,
-    indexed}. Raises InvalidMemory, MemoryExists, WriteError, or LockTimeout."""
+    indexed}. Raises InvalidMemory, MemoryExists, WriteError, or LockTimeout. `folder`:
+    another folder of the category (captured sessions), instead of its first."""
     root = Path(root)
     category = normalize_category(category)
+    if folder is not None and FOLDERS.get(folder) != category:
+        raise UsageError(f"{folder}/ is not a folder of {category} memories")
     mem, fixes = prepare_new(category, data, now=now, max_bytes=int(cfg["index.max_file_bytes"]))
-    rel = f"{CATEGORY_FOLDER[category]}/{mem['id']}.json"
+    rel = f"{folder or CATEGORY_FOLDER[category]}/{mem['id']}.json"
     blob = serialize(mem)
     with write_transaction(root, cfg, lock_timeout) as txn:
         sha = txn.create(rel, blob)

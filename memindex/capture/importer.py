@@ -1,0 +1,103 @@
+"""`memindex import transcripts`: every Claude Code transcript of this project (or of a
+folder given) through the capture summariser, one summary per session.
+
+Idempotent: a summary is found again by its session's id, so a second run creates
+nothing, updates only the summaries whose transcript says something new, and leaves the
+rest unchanged (the write path compares before it writes).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..config import Config
+from ..errors import MemindexError, UsageError
+from .job import capture_transcript
+
+PROJECT_DIR_MAX = 200  # Claude Code cuts longer folder names there and adds a hash
+
+
+def _java_hash(text: str) -> int:
+    """JavaScript's `(h << 5) - h + charCode | 0` over UTF-16 code units (Claude Code's)."""
+    h = 0
+    data = text.encode("utf-16-le", "surrogatepass")
+    for i in range(0, len(data), 2):
+        h = (h * 31 + int.from_bytes(data[i : i + 2], "little")) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def _base36(n: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+        if n == 0:
+            return out
+
+
+def project_folder_name(project: str) -> str:
+    """Claude Code 2.1's folder name for a project path: every character outside [a-zA-Z0-9]
+    becomes `-`; past 200 characters, the first 200 and a hash of the path."""
+    units = project.encode("utf-16-le", "surrogatepass")  # JavaScript replaces UTF-16 code units
+    name = "".join(
+        chr(u) if u < 128 and chr(u).isalnum() else "-"
+        for u in (int.from_bytes(units[i : i + 2], "little") for i in range(0, len(units), 2))
+    )
+    if len(name) <= PROJECT_DIR_MAX:
+        return name
+    return f"{name[:PROJECT_DIR_MAX]}-{_base36(abs(_java_hash(project)))}"
+
+
+def claude_projects_dir() -> Path:
+    """`$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`."""
+    base = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    return Path(base) / "projects"
+
+
+def default_folder(root: str | os.PathLike[str]) -> Path:
+    """Claude Code's transcript folder of the project that holds this memory root (its
+    path as given, or its real path: Claude Code records the folder it was started in)."""
+    project = Path(root).resolve().parent.parent  # <project>/.claude/memory
+    projects = claude_projects_dir()
+    candidates = [str(Path(root).absolute().parent.parent), str(project)]
+    for path in candidates:
+        folder = projects / project_folder_name(path)
+        if folder.is_dir():
+            return folder
+    return projects / project_folder_name(str(project))
+
+
+def transcripts(folder: Path) -> list[Path]:
+    """The session transcripts of a folder (`*.jsonl` directly in it, oldest first; the
+    subagents' transcripts in session subfolders are sidechains, left out)."""
+    if not folder.is_dir():
+        raise UsageError(f"no transcript folder at {folder} (give one with --from DIR)")
+    found = [p for p in folder.iterdir() if p.name.endswith(".jsonl") and p.is_file() and not p.is_symlink()]
+    return sorted(found, key=lambda p: (p.stat().st_mtime, p.name))
+
+
+def import_transcripts(
+    root: str | os.PathLike[str], cfg: Config, folder: Path, *, dry_run: bool = False,
+    progress: Callable[[list[Path]], Iterator[Path]] | None = None,
+) -> dict[str, Any]:
+    """Summarise every transcript of `folder` into this root. Returns {folder, dry_run,
+    counts: {created, updated, unchanged, skipped, failed}, items: [{transcript, status,
+    path?, session_id?, reason?}]}."""
+    files = transcripts(folder)
+    counts = dict.fromkeys(("created", "updated", "unchanged", "skipped", "failed"), 0)
+    items: list[dict[str, Any]] = []
+    for path in progress(files) if progress else files:
+        try:
+            result = capture_transcript(str(root), cfg, str(path), dry_run=dry_run)
+        except (MemindexError, OSError) as exc:
+            result = {"status": "failed", "reason": str(exc)}
+        status = result["status"] if result["status"] in counts else "skipped"
+        counts[status] += 1
+        item = {"transcript": str(path), "status": status}
+        item.update((k, result[k]) for k in ("path", "session_id", "reason") if k in result)
+        items.append(item)
+    return {"folder": str(folder), "dry_run": dry_run, "counts": counts, "items": items}

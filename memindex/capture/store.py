@@ -1,0 +1,86 @@
+"""Where captured summaries live, and how they are written: through the write path's own
+`save_memory` / `update_memory` (validation, and whatever it refuses or redacts), one file
+per session, found again by its id in either session folder.
+
+`capture.location`: `local` (default) writes new summaries to `sessions-local/`, which is
+indexed like every memory folder but holds its own `.gitignore` (`*`), so git never sees
+it; `shared` writes them to `sessions/`, committed with the project's other memories. A
+summary already written stays where it is (the setting applies to new sessions).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .. import rootfs
+from ..config import Config
+from ..defaults import CAPTURE_FOLDER, CATEGORY_FOLDER, FOLDERS
+from ..errors import UnsafeFile, WriteError
+
+CATEGORY = "session_summary"
+FOLDERS_OF_CATEGORY = tuple(f for f, c in FOLDERS.items() if c == CATEGORY)
+GITIGNORE = b"# memindex: captured session summaries stay on this machine (capture.location)\n*\n"
+
+
+def target_folder(cfg: Config) -> str:
+    """The folder new captured summaries go to."""
+    return CAPTURE_FOLDER if cfg["capture.location"] == "local" else CATEGORY_FOLDER[CATEGORY]
+
+
+def existing(root: str | os.PathLike[str], mem_id: str) -> str | None:
+    """The relative path of a session's summary, in whichever session folder it is."""
+    for folder in FOLDERS_OF_CATEGORY:
+        rel = f"{folder}/{mem_id}.json"
+        if os.path.lexists(os.path.join(root, rel)):
+            return rel
+    return None
+
+
+def ignore_folder(root: str | os.PathLike[str]) -> None:
+    """Make `sessions-local/` with its own `.gitignore`: ignored by git wherever the
+    memory folder is, whatever the project's own .gitignore says."""
+    folder = os.path.join(root, CAPTURE_FOLDER)
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, ".gitignore")
+    if not os.path.lexists(path):
+        rootfs.write(path, GITIGNORE)
+
+
+def write_summary(
+    root: str | os.PathLike[str], cfg: Config, memory: dict[str, Any], *, dry_run: bool = False,
+    lock_timeout: float | None = None,
+) -> dict[str, Any]:
+    """Create or update one session's summary. Returns the write path's answer
+    ({status: created|updated|unchanged, path, ...}), or {status: skipped, reason} for a
+    summary the user retired or archived (capture never brings it back)."""
+    from ..store import parse_json, read_bytes
+    from ..write import save_memory, update_memory
+
+    rel = existing(root, memory["id"])
+    if rel is None:
+        folder = target_folder(cfg)
+        if dry_run:
+            return {"status": "created", "path": f"{folder}/{memory['id']}.json", "dry_run": True}
+        if folder == CAPTURE_FOLDER:
+            try:
+                ignore_folder(root)
+            except (OSError, UnsafeFile) as exc:
+                raise WriteError(f"cannot prepare {CAPTURE_FOLDER}/: {exc}") from None
+        return save_memory(root, cfg, CATEGORY, memory, folder=folder, lock_timeout=lock_timeout)
+    current = parse_json(read_bytes(root, rel, int(cfg["index.max_file_bytes"]))[0])
+    if not isinstance(current, dict):
+        raise WriteError(f"{rel} is not a memory (top level is {type(current).__name__}); fix or remove it by hand")
+    if current.get("record_status", "active") != "active":
+        return {"status": "skipped", "path": rel, "reason": f"the summary is {current.get('record_status')}"}
+    patch = {k: v for k, v in memory.items() if k not in ("id", "created_at")}
+    old = current.get("content") if isinstance(current.get("content"), dict) else {}
+    patch["content"] = {**{k: None for k in old if k not in memory["content"]}, **memory["content"]}
+    if dry_run:
+        from ..write import merge_update
+        from ..write.validate import utc_now
+
+        _, changed, _ = merge_update(current, patch, CATEGORY, utc_now())
+        return {"status": "updated" if changed else "unchanged", "path": rel, "changed": changed, "dry_run": True}
+    patch["change_summary"] = "Captured again from the session transcript"
+    return update_memory(root, cfg, rel, patch, lock_timeout=lock_timeout)
