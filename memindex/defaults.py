@@ -199,3 +199,8 @@ POLLING_FS: dict[str, str] = {
 SUMMARY_MAX_BYTES = 8_192  # a captured session summary, as its file (the cut order: capture/summary.py)
 CAPTURE_TRANSCRIPT_MAX_BYTES = 256 * 1024 * 1024  # a transcript is read up to this many bytes
 CAPTURE_SOURCE_KIND = "transcript"  # `source.kind` of what capture and `import transcripts` write
+# The tag of every captured summary. The prompt hook leaves these out of its word matches
+# (they restate the user's own earlier prompts, so a repeated question matches them best
+# while they hold little of the answer: tests/e2e); "where did we leave off?", `search`
+# and SessionStart's recent list find them.
+CAPTURE_TAG = "captured-session"

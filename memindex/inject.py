@@ -39,12 +39,16 @@ rule has a reason and none is an absolute BM25 threshold:
    injected if they hold at least half `min_coverage` of the user's latest prompt (rule
    4's bar: the file is the evidence, the prompt says the memory is still about the task)
    and this session was not shown them yet (rule 5).
+
+Captured session summaries (tag `captured-session`, memindex.capture) take part in rule 3
+only: they restate the user's own earlier prompts, so a question asked again matches them
+best while the memory that answers it ranks below (seen with the real CLI, tests/e2e).
 """
 
 from __future__ import annotations
 
 from .config import Config
-from .defaults import CATEGORY_PRIORITY, FILE_ANCHOR_MAX, STANDOUT_PEERS
+from .defaults import CAPTURE_TAG, CATEGORY_PRIORITY, FILE_ANCHOR_MAX, STANDOUT_PEERS
 from .hits import Hit
 from .index import reads
 from .index.reads import file_key
@@ -230,7 +234,7 @@ def decide(
         outcome.intent = asked or ("general" if "general" in names else None)
         general = outcome.intent == "general"
         topic = without_intent(prompt, outcome.intent) if outcome.intent else prompt
-        filters = Filters.from_config(cfg, categories=(asked,) if asked else ())
+        filters = Filters.from_config(cfg, categories=(asked,) if asked else (), without_tag=CAPTURE_TAG)
         text = enrich(topic, turns, cfg)
         plan = plan_query(conn, text, params)
         hits = search(conn, text, limit=max(10, max_inject), params=params, filters=filters, now=now, plan=plan)
@@ -308,7 +312,7 @@ def on_file(
     anchored = anchored_by(conn, [file])
     if not anchored:
         return outcome
-    hits = _active(conn, list(anchored), Filters.from_config(cfg), now)
+    hits = _active(conn, list(anchored), Filters.from_config(cfg, without_tag=CAPTURE_TAG), now)
     plan = plan_query(conn, enrich(prompt, turns, cfg), params or Params.from_config(cfg))
     coverage(conn, plan, hits)
     floor = cfg["retrieval.min_coverage"] / 2

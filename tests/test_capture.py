@@ -339,3 +339,27 @@ def test_killing_the_job_mid_run_loses_nothing(memory_root: Path, tmp_path: Path
                           env=cli_env(), capture_output=True, text=True, timeout=60)
     assert json.loads(done.stdout)["status"] in ("created", "updated"), done.stderr
     assert json.loads(target.read_text())["content"]["requests"][-1] == "after kill 1.3"
+
+
+def test_captured_summaries_are_found_by_search_and_resume_not_injected_on_words(memory_root: Path, tmp_path: Path) -> None:
+    """A later session asking the same question again: the runbook that answers it is
+    injected, not the earlier session's summary that only restates the question."""
+    from conftest import write_mem
+    from memindex import index
+    from memindex.inject import decide
+
+    question = "integration tests fail before Postgres is ready in CI, what did we do"
+    write_mem(memory_root, "runbook", "postgres-ready", "Integration tests fail before Postgres is ready",
+              ["ci", "postgres"], content={"trigger": "CI integration tests fail before Postgres is ready",
+                                           "steps": ["wait for pg_isready before the tests"]})
+    w = TranscriptWriter(SID, CWD, START)
+    w.prompt(question)
+    w.text("ok")
+    capture_transcript(str(memory_root), parse_config({}), str(w.write(tmp_path / f"{SID}.jsonl")))
+    cfg = parse_config({})
+    assert any(CAPTURE_FOLDER in p for p in search_paths(memory_root, question))
+    with index.open_reader(memory_root) as conn:
+        injected = [h.path for h in decide(conn, question, cfg).hits]
+        resumed = [h.path for h in decide(conn, "where did we leave off?", cfg).hits]
+    assert injected == ["runbooks/postgres-ready.json"]
+    assert resumed == [f"{CAPTURE_FOLDER}/session-{SID}.json"]

@@ -24,7 +24,7 @@ import re
 from datetime import datetime, timezone
 from typing import Any
 
-from ..defaults import CAPTURE_SOURCE_KIND, SUMMARY_MAX_BYTES, TITLE_MAX
+from ..defaults import CAPTURE_SOURCE_KIND, CAPTURE_TAG, SUMMARY_MAX_BYTES, TITLE_MAX
 from ..write.validate import iso, parse_utc, slugify
 from .parse import Command, Session
 
@@ -186,16 +186,16 @@ def _title(goal: str) -> str:
 
 
 def _tags(files: list[str]) -> list[str]:
-    """`captured`, then the commonest folders (or file stems) of the files changed."""
+    """CAPTURE_TAG, then the commonest folders (or file stems) of the files changed."""
     counts: dict[str, int] = {}
     for path in files:
         parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".", "..", "~")]
         word = parts[-2] if len(parts) > 1 else os.path.splitext(parts[0])[0] if parts else ""
         tag = slugify(word, 40)
-        if tag and tag != "captured":
+        if tag and tag != CAPTURE_TAG:
             counts[tag] = counts.get(tag, 0) + 1
     top = sorted(counts, key=lambda t: -counts[t])[:TAGS_FROM_FILES]
-    return ["captured", *top]
+    return [CAPTURE_TAG, *top]
 
 
 def _relative(path: str, cwd: str) -> str:
