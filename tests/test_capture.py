@@ -363,3 +363,22 @@ def test_captured_summaries_are_found_by_search_and_resume_not_injected_on_words
         resumed = [h.path for h in decide(conn, "where did we leave off?", cfg).hits]
     assert injected == ["runbooks/postgres-ready.json"]
     assert resumed == [f"{CAPTURE_FOLDER}/session-{SID}.json"]
+
+
+def test_write_many_checks_each_item_as_save_and_update_do_and_fails_one_alone(memory_root: Path) -> None:
+    from memindex.write import write_many
+
+    cfg = parse_config({})
+    good = {"id": "session-a", "title": "Session A", "tags": ["x"], "content": {"goal": "a", "outcome": "success"}}
+    bad = {"id": "session-b", "title": "Session B", "tags": ["x"], "content": {"goal": "b", "outcome": "won"}}
+    result = write_many(memory_root, cfg, [("save", "session_summary", good, None), ("save", "session_summary", bad, None),
+                                           ("save", "session_summary", good, CAPTURE_FOLDER)])
+    statuses = [a["status"] for a in result["items"]]
+    assert statuses == ["created", "failed", "created"] and result["indexed"]
+    assert "outcome" in " ".join(result["items"][1]["problems"])
+    assert not (memory_root / "sessions" / "session-b.json").exists()
+    again = write_many(memory_root, cfg, [("update", "sessions/session-a.json", {"content": {"goal": "a2"}}),
+                                          ("save", "session_summary", good, None)])
+    assert [a["status"] for a in again["items"]] == ["updated", "failed"]
+    assert json.loads((memory_root / "sessions" / "session-a.json").read_text())["content"]["goal"] == "a2"
+    assert search_paths(memory_root, "a2")[0].endswith("sessions/session-a.json")

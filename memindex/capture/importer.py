@@ -15,9 +15,12 @@ from typing import Any
 
 from ..config import Config
 from ..errors import MemindexError, UsageError
-from .job import capture_transcript
+from .parse import read_transcript
+from .store import write_summaries
+from .summary import summarise
 
 PROJECT_DIR_MAX = 200  # Claude Code cuts longer folder names there and adds a hash
+IMPORT_BATCH = 100  # summaries written per write transaction
 
 
 def _java_hash(text: str) -> int:
@@ -82,22 +85,49 @@ def transcripts(folder: Path) -> list[Path]:
 
 def import_transcripts(
     root: str | os.PathLike[str], cfg: Config, folder: Path, *, dry_run: bool = False,
-    progress: Callable[[list[Path]], Iterator[Path]] | None = None,
+    progress: Callable[[list[Path]], Iterator[Path]] | None = None, batch: int = IMPORT_BATCH,
 ) -> dict[str, Any]:
-    """Summarise every transcript of `folder` into this root. Returns {folder, dry_run,
+    """Summarise every transcript of `folder` into this root, `batch` summaries per write
+    transaction (the writer lock is released between batches). Returns {folder, dry_run,
     counts: {created, updated, unchanged, skipped, failed}, items: [{transcript, status,
     path?, session_id?, reason?}]}."""
     files = transcripts(folder)
     counts = dict.fromkeys(("created", "updated", "unchanged", "skipped", "failed"), 0)
     items: list[dict[str, Any]] = []
-    for path in progress(files) if progress else files:
+    pending: list[tuple[dict[str, Any], dict[str, Any]]] = []  # (item, memory)
+
+    def flush() -> None:
         try:
-            result = capture_transcript(str(root), cfg, str(path), dry_run=dry_run)
+            answers = write_summaries(str(root), cfg, [m for _, m in pending], dry_run=dry_run)
         except (MemindexError, OSError) as exc:
-            result = {"status": "failed", "reason": str(exc)}
-        status = result["status"] if result["status"] in counts else "skipped"
-        counts[status] += 1
-        item = {"transcript": str(path), "status": status}
-        item.update((k, result[k]) for k in ("path", "session_id", "reason") if k in result)
+            answers = [{"status": "failed", "error": str(exc)}] * len(pending)
+        for (item, _), answer in zip(pending, answers):
+            item["status"] = answer["status"]
+            if "path" in answer:
+                item["path"] = answer["path"]
+            if answer.get("error") or answer.get("reason"):
+                item["reason"] = answer.get("error") or answer.get("reason")
+        pending.clear()
+
+    for path in progress(files) if progress else files:
+        item: dict[str, Any] = {"transcript": str(path)}
         items.append(item)
+        try:
+            session = read_transcript(str(path))
+        except OSError as exc:
+            item.update(status="failed", reason=str(exc))
+            continue
+        item["session_id"] = session.session_id
+        memory = summarise(session, str(path))
+        if memory is None:
+            item.update(status="skipped", reason="no user prompt in the transcript")
+            continue
+        pending.append((item, memory))
+        if len(pending) >= batch:
+            flush()
+    if pending:
+        flush()
+    for item in items:
+        item["status"] = item["status"] if item["status"] in counts else "skipped"
+        counts[item["status"]] += 1
     return {"folder": str(folder), "dry_run": dry_run, "counts": counts, "items": items}

@@ -47,27 +47,16 @@ def ignore_folder(root: str | os.PathLike[str]) -> None:
         rootfs.write(path, GITIGNORE)
 
 
-def write_summary(
-    root: str | os.PathLike[str], cfg: Config, memory: dict[str, Any], *, dry_run: bool = False,
-    lock_timeout: float | None = None,
-) -> dict[str, Any]:
-    """Create or update one session's summary. Returns the write path's answer
-    ({status: created|updated|unchanged, path, ...}), or {status: skipped, reason} for a
-    summary the user retired or archived (capture never brings it back)."""
+def plan_write(root: str | os.PathLike[str], cfg: Config, memory: dict[str, Any]) -> tuple | dict[str, Any]:
+    """What writing one session's summary takes: ("save", category, memory, folder) for a
+    new session, ("update", path, patch) for one already written (its content keys that
+    the new summary lacks are removed), or the final answer {status: skipped, reason} for
+    a summary the user retired or archived (capture never brings it back)."""
     from ..store import parse_json, read_bytes
-    from ..write import save_memory, update_memory
 
     rel = existing(root, memory["id"])
     if rel is None:
-        folder = target_folder(cfg)
-        if dry_run:
-            return {"status": "created", "path": f"{folder}/{memory['id']}.json", "dry_run": True}
-        if folder == CAPTURE_FOLDER:
-            try:
-                ignore_folder(root)
-            except (OSError, UnsafeFile) as exc:
-                raise WriteError(f"cannot prepare {CAPTURE_FOLDER}/: {exc}") from None
-        return save_memory(root, cfg, CATEGORY, memory, folder=folder, lock_timeout=lock_timeout)
+        return ("save", CATEGORY, memory, target_folder(cfg))
     current = parse_json(read_bytes(root, rel, int(cfg["index.max_file_bytes"]))[0])
     if not isinstance(current, dict):
         raise WriteError(f"{rel} is not a memory (top level is {type(current).__name__}); fix or remove it by hand")
@@ -76,11 +65,52 @@ def write_summary(
     patch = {k: v for k, v in memory.items() if k not in ("id", "created_at")}
     old = current.get("content") if isinstance(current.get("content"), dict) else {}
     patch["content"] = {**{k: None for k in old if k not in memory["content"]}, **memory["content"]}
+    patch["change_summary"] = "Captured again from the session transcript"
+    return ("update", rel, patch, current)
+
+
+def write_summaries(
+    root: str | os.PathLike[str], cfg: Config, memories: list[dict[str, Any]], *, dry_run: bool = False,
+    lock_timeout: float | None = None,
+) -> list[dict[str, Any]]:
+    """Create or update sessions' summaries, in one write transaction (the write path's
+    `write_many`: the checks of `save` and `update`). One answer per memory: the write
+    path's ({status: created|updated|unchanged|failed, path, ...}) or {status: skipped}."""
+    from ..write import write_many
+
+    plans = [plan_write(root, cfg, m) for m in memories]
+    answers: list[dict[str, Any]] = [p if isinstance(p, dict) else {} for p in plans]
+    todo = [i for i, p in enumerate(plans) if isinstance(p, tuple)]
     if dry_run:
         from ..write import merge_update
         from ..write.validate import utc_now
 
-        _, changed, _ = merge_update(current, patch, CATEGORY, utc_now())
-        return {"status": "updated" if changed else "unchanged", "path": rel, "changed": changed, "dry_run": True}
-    patch["change_summary"] = "Captured again from the session transcript"
-    return update_memory(root, cfg, rel, patch, lock_timeout=lock_timeout)
+        for i in todo:
+            kind, where, body = plans[i][:3]
+            if kind == "save":
+                answers[i] = {"status": "created", "path": f"{plans[i][3]}/{body['id']}.json", "dry_run": True}
+            else:
+                _, changed, _ = merge_update(plans[i][3], body, CATEGORY, utc_now())
+                answers[i] = {"status": "updated" if changed else "unchanged", "path": where, "changed": changed, "dry_run": True}
+        return answers
+    if not todo:
+        return answers
+    if any(plans[i][0] == "save" and plans[i][3] == CAPTURE_FOLDER for i in todo):
+        try:
+            ignore_folder(root)
+        except (OSError, UnsafeFile) as exc:
+            raise WriteError(f"cannot prepare {CAPTURE_FOLDER}/: {exc}") from None
+    result = write_many(root, cfg, [plans[i][:4] if plans[i][0] == "save" else plans[i][:3] for i in todo],
+                        lock_timeout=lock_timeout)
+    for i, answer in zip(todo, result["items"]):
+        answers[i] = answer
+        answer.update((k, result[k]) for k in ("indexed", "warning") if k in result and answer["status"] != "failed")
+    return answers
+
+
+def write_summary(
+    root: str | os.PathLike[str], cfg: Config, memory: dict[str, Any], *, dry_run: bool = False,
+    lock_timeout: float | None = None,
+) -> dict[str, Any]:
+    """Create or update one session's summary (see write_summaries)."""
+    return write_summaries(root, cfg, [memory], dry_run=dry_run, lock_timeout=lock_timeout)[0]

@@ -37,4 +37,7 @@ def run(args: argparse.Namespace, root: str, cfg: Config) -> int:
         print(f"{result['status']}{' ' + where if where else ''}{' (' + result['reason'] + ')' if result.get('reason') else ''}")
     if result.get("warning"):
         err(result["warning"])
+    if result["status"] == "failed":
+        err(f"{args.transcript}: {result.get('error', 'not written')}" + "".join(f"\n  {p}" for p in result.get("problems", ())))
+        return 1
     return 0

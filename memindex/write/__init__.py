@@ -20,7 +20,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .candidate import find_candidate
     from .locate import display, resolve_path
-    from .ops import gc, grace_period_days, save_memory, set_status, update_memory
+    from .ops import gc, grace_period_days, save_memory, set_status, update_memory, write_many
     from .records import TRANSITIONS, merge_update
     from .validate import clean_title, normalize_category, normalize_hash, prepare_new, serialize, slugify, utc_now
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 # only, and does not pay for the writer's modules)
 _EXPORTS = {
     "find_candidate": "candidate", "display": "locate", "resolve_path": "locate", "gc": "ops",
-    "grace_period_days": "ops", "save_memory": "ops", "set_status": "ops", "update_memory": "ops",
+    "grace_period_days": "ops", "save_memory": "ops", "set_status": "ops", "update_memory": "ops", "write_many": "ops",
     "TRANSITIONS": "records", "merge_update": "records", "clean_title": "validate", "normalize_category": "validate",
     "normalize_hash": "validate", "prepare_new": "validate", "serialize": "validate", "slugify": "validate",
     "utc_now": "validate",

@@ -190,16 +190,25 @@ def save_memory(
     """Create a new memory; never overwrites. Returns {status, path, id, sha256, fixes,
     indexed}. Raises InvalidMemory, MemoryExists, WriteError, or LockTimeout. `folder`:
     another folder of the category (captured sessions), instead of its first."""
-    root = Path(root)
+    new = _prepare_save(cfg, category, data, now, folder)
+    with write_transaction(Path(root), cfg, lock_timeout) as txn:
+        return txn.commit(_save_in(txn, *new))
+
+
+def _prepare_save(
+    cfg: Config, category: str, data: object, now: datetime | None, folder: str | None
+) -> tuple[str, dict[str, Any], list[str]]:
+    """(where, the memory, fixes) of a new memory, validated before the lock is taken."""
     category = normalize_category(category)
     if folder is not None and FOLDERS.get(folder) != category:
         raise UsageError(f"{folder}/ is not a folder of {category} memories")
     mem, fixes = prepare_new(category, data, now=now, max_bytes=int(cfg["index.max_file_bytes"]))
-    rel = f"{folder or CATEGORY_FOLDER[category]}/{mem['id']}.json"
-    blob = serialize(mem)
-    with write_transaction(root, cfg, lock_timeout) as txn:
-        sha = txn.create(rel, blob)
-        return txn.commit(txn.answer("created", rel, mem["id"], sha256=sha, fixes=fixes))
+    return f"{folder or CATEGORY_FOLDER[category]}/{mem['id']}.json", mem, fixes
+
+
+def _save_in(txn: WriteTransaction, rel: str, mem: dict[str, Any], fixes: list[str]) -> dict[str, Any]:
+    sha = txn.create(rel, serialize(mem))
+    return txn.answer("created", rel, mem["id"], sha256=sha, fixes=fixes)
 
 
 def _existing(root: str | os.PathLike[str], path: str, cwd: str | None, expect_hash: str | None) -> tuple[Path, str, str]:
@@ -226,22 +235,65 @@ def update_memory(
     sha256, times_updated, changed}. Raises HashConflict when --expect-hash differs."""
     root, rel, category = _existing(root, path, cwd, expect_hash)
     with write_transaction(root, cfg, lock_timeout) as txn:
-        data, current = txn.read(rel, expect_hash)
-        mem, changed, fixes = merge_update(current, patch, category, now or utc_now())
-        if not changed:
-            return txn.answer(
-                "unchanged", rel, mem.get("id"), sha256=sha256_hex(data), times_updated=mem.get("times_updated"), changed=[]
-            )
-        problems = validate_memory(mem, rel)
-        blob = serialize(mem)
-        if not problems and len(blob) > int(cfg["index.max_file_bytes"]):
-            problems.append(f"the memory would be {len(blob)} bytes, over the index.max_file_bytes limit")
-        if problems:
-            raise InvalidMemory(f"the updated {category} memory would be invalid", problems)
-        sha = txn.replace(rel, blob)
-        return txn.commit(txn.answer(
-            "updated", rel, mem.get("id"), sha256=sha, times_updated=mem["times_updated"], changed=changed, fixes=fixes
-        ))
+        answer = _update_in(txn, rel, category, patch, expect_hash, now)
+        return txn.commit(answer) if answer["status"] == "updated" else answer
+
+
+def _update_in(
+    txn: WriteTransaction, rel: str, category: str, patch: object, expect_hash: str | None, now: datetime | None
+) -> dict[str, Any]:
+    data, current = txn.read(rel, expect_hash)
+    mem, changed, fixes = merge_update(current, patch, category, now or utc_now())
+    if not changed:
+        return txn.answer(
+            "unchanged", rel, mem.get("id"), sha256=sha256_hex(data), times_updated=mem.get("times_updated"), changed=[]
+        )
+    problems = validate_memory(mem, rel)
+    blob = serialize(mem)
+    if not problems and len(blob) > int(txn.cfg["index.max_file_bytes"]):
+        problems.append(f"the memory would be {len(blob)} bytes, over the index.max_file_bytes limit")
+    if problems:
+        raise InvalidMemory(f"the updated {category} memory would be invalid", problems)
+    sha = txn.replace(rel, blob)
+    return txn.answer(
+        "updated", rel, mem.get("id"), sha256=sha, times_updated=mem["times_updated"], changed=changed, fixes=fixes
+    )
+
+
+def write_many(
+    root: str | os.PathLike[str],
+    cfg: Config,
+    items: list[tuple],
+    *,
+    now: datetime | None = None,
+    lock_timeout: float | None = None,
+) -> dict[str, Any]:
+    """Several saves and updates in one transaction, indexed once (an import): each item is
+    ("save", category, data, folder or None) or ("update", path, patch), checked exactly as
+    by save_memory / update_memory. Returns {items: [their answers, or {status: failed,
+    error, problems}], indexed}; one bad item fails alone."""
+    answers: list[dict[str, Any] | None] = [None] * len(items)
+    prepared: dict[int, tuple[str, dict[str, Any], list[str]]] = {}
+    for i, item in enumerate(items):
+        if item[0] == "save":
+            try:
+                prepared[i] = _prepare_save(cfg, item[1], item[2], now, item[3])
+            except WriteError as exc:
+                answers[i] = {**exc.to_json(), "status": "failed"}
+    root = Path(root)
+    with write_transaction(root, cfg, lock_timeout) as txn:
+        for i, item in enumerate(items):
+            if answers[i] is not None:
+                continue
+            try:
+                if item[0] == "save":
+                    answers[i] = _save_in(txn, *prepared[i])
+                else:
+                    _, rel, category = _existing(root, item[1], None, None)
+                    answers[i] = _update_in(txn, rel, category, item[2], None, now)
+            except WriteError as exc:
+                answers[i] = {**exc.to_json(), "status": "failed"}
+        return txn.commit({"items": answers})
 
 
 def set_status(
