@@ -172,3 +172,7 @@ def test_settings_example_hooks_run_and_print_the_block_the_readme_shows(place):
     edit = {"hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": str(demo / RUNBOOK)}}
     post = sh(command["PostToolUse"], demo, place["home"], json.dumps(base | edit))
     assert post.returncode == 0 and post.stdout == "", post
+
+    for event in ("Stop", "SessionEnd"):  # session capture: a background job, nothing printed
+        done = sh(command[event], demo, place["home"], json.dumps(base | {"hook_event_name": event}))
+        assert done.returncode == 0 and done.stdout == "" and done.stderr == "", done
