@@ -35,7 +35,8 @@ def env_for(home: Path) -> dict[str, str]:
     """A clean environment: the Python running the tests first on PATH (its `memindex`,
     its `python3`), a throwaway HOME, nothing else inherited."""
     return {"PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
-            "HOME": str(home), "LANG": "C.UTF-8"}
+            "HOME": str(home), "LANG": "C.UTF-8",
+            "PYTHONPATH": str(REPO)}  # this tree, even where the editable install points to another checkout
 
 
 def sh(script: str, cwd: Path, home: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
