@@ -6,7 +6,8 @@
 
 1. The Stop hook (`hooks/memindex_hook.py stop`, as hooks.json runs it, JSON on stdin),
    process start to exit, p50/p95 against the floor `python -c "import sqlite3, json"`
-   measured in the same run, interleaved run by run:
+   (and the same with `-I -S`, as the hooks start python) measured in the same run,
+   interleaved run by run:
    - "coalesced": a capture job of the session holds its lock (the hook only leaves its
      request and returns: every Stop while a capture runs);
    - "starts a job": no job runs, the hook starts one (detached) and returns; the bench
@@ -82,9 +83,11 @@ def bench_hook(tmp: Path, runs: int) -> None:
     floor_cmd = [sys.executable, "-c", "import sqlite3, json"]
     hook_cmd = hook_command(REPO, "stop")
     marks = Markers(str(root), SID, create=True)
-    samples: dict[str, list[float]] = {"floor": [], "coalesced": [], "starts a job": []}
+    isolated_cmd = [sys.executable, "-I", "-S", "-c", "import sqlite3, json"]  # as the hooks start python
+    samples: dict[str, list[float]] = {"floor": [], "floor -I -S": [], "coalesced": [], "starts a job": []}
     for i in range(runs):
         samples["floor"].append(time_process(floor_cmd, b"", env))
+        samples["floor -I -S"].append(time_process(isolated_cmd, b"", env))
         fd = os.open(marks.lock, os.O_RDWR | os.O_CREAT, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX)  # a job holds the session's lock
         samples["coalesced"].append(time_process(hook_cmd, payload, env))
@@ -94,7 +97,7 @@ def bench_hook(tmp: Path, runs: int) -> None:
             samples["starts a job"].append(time_process(hook_cmd, payload, env))
             wait_for(lambda: job_done(root, marks), timeout=60, what="the capture job")
     assert list((root / CAPTURE_FOLDER).glob("session-*.json")), "the hook's job wrote no summary"
-    floor = statistics.median(samples["floor"])
+    floor = percentiles(samples["floor"])[0]
     print(f"Stop hook, {runs} runs (the job path {len(samples['starts a job'])}), {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.1f}")
     print("| what | p50 ms | p95 ms | p50 / floor |")
