@@ -382,3 +382,23 @@ def test_write_many_checks_each_item_as_save_and_update_do_and_fails_one_alone(m
     assert [a["status"] for a in again["items"]] == ["updated", "failed"]
     assert json.loads((memory_root / "sessions" / "session-a.json").read_text())["content"]["goal"] == "a2"
     assert search_paths(memory_root, "a2")[0].endswith("sessions/session-a.json")
+
+
+def test_a_linked_local_folder_leaving_the_root_is_refused(memory_root: Path, tmp_path: Path) -> None:
+    from memindex.errors import WriteError
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (memory_root / CAPTURE_FOLDER).rmdir()
+    (memory_root / CAPTURE_FOLDER).symlink_to(outside)
+    with pytest.raises(WriteError, match="leaves the memory root"):
+        capture_transcript(str(memory_root), parse_config({}), str(session().write(tmp_path / f"{SID}.jsonl")))
+    assert list(outside.iterdir()) == []
+
+
+def test_the_session_id_is_the_transcript_name(tmp_path: Path) -> None:
+    w = TranscriptWriter("x" * 300, CWD, START)  # an id in the entries no session has
+    w.prompt("hello there, fix the build")
+    path = w.write(tmp_path / f"{SID}.jsonl")
+    assert read_transcript(str(path)).session_id == SID
+    assert memory_id(SID) == f"session-{SID}" and memory_id("\u00e9\u00e9").startswith("session-")

@@ -21,6 +21,7 @@ from ..transcript import user_text
 
 FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 _MAX_ITEMS = 2_000  # of each list kept while reading (the summary keeps far fewer)
+_ID_MAX = 200  # characters of a session id
 _TEST_RE = re.compile(
     r"\b(?:pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|rspec|phpunit|ctest|"
     r"go\s+test|cargo\s+(?:test|nextest)|(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test|"
@@ -85,8 +86,9 @@ def read_transcript(path: str, max_bytes: int = CAPTURE_TRANSCRIPT_MAX_BYTES) ->
                 break
             reader.feed(line)
     session = reader.session
-    if not session.session_id:
-        session.session_id = os.path.basename(path).removesuffix(".jsonl")
+    stem = os.path.basename(path).removesuffix(".jsonl")
+    if stem and len(stem) <= _ID_MAX:  # `<session-id>.jsonl`: the id the hooks are given
+        session.session_id = stem
     return session
 
 
@@ -122,9 +124,9 @@ class _Reader:
         kind = entry.get("type")
         if kind not in ("user", "assistant") or entry.get("isSidechain") or entry.get("isMeta"):
             return
-        if not s.session_id and isinstance(entry.get("sessionId"), str):
+        if not s.session_id and isinstance(entry.get("sessionId"), str) and len(entry["sessionId"]) <= _ID_MAX:
             s.session_id = entry["sessionId"]
-        if not s.cwd and isinstance(entry.get("cwd"), str):
+        if not s.cwd and isinstance(entry.get("cwd"), str) and len(entry["cwd"]) <= 4096:
             s.cwd = entry["cwd"]
         if kind == "user":
             self._user(entry)

@@ -17,6 +17,7 @@ from .. import rootfs
 from ..config import Config
 from ..defaults import CAPTURE_FOLDER, CATEGORY_FOLDER, FOLDERS
 from ..errors import UnsafeFile, WriteError
+from ..paths import inside
 
 CATEGORY = "session_summary"
 FOLDERS_OF_CATEGORY = tuple(f for f, c in FOLDERS.items() if c == CATEGORY)
@@ -42,6 +43,8 @@ def ignore_folder(root: str | os.PathLike[str]) -> None:
     memory folder is, whatever the project's own .gitignore says."""
     folder = os.path.join(root, CAPTURE_FOLDER)
     os.makedirs(folder, exist_ok=True)
+    if os.path.islink(folder) or not inside(os.path.realpath(folder), os.path.realpath(root)):
+        raise UnsafeFile(folder, "is a link or leaves the memory root")
     path = os.path.join(folder, ".gitignore")
     if not os.path.lexists(path):
         rootfs.write(path, GITIGNORE)

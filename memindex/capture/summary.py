@@ -136,7 +136,7 @@ class _Parts:
             if getattr(self, name) > floor:
                 setattr(self, name, floor)
                 return True
-        for pieces in (self.files, self.done, self.commits, self.next, self.todo):
+        for pieces in (self.files, self.done, self.commits, self.next, self.todo, self.doing):
             if len(pieces) > 3:
                 del pieces[3:]
                 return True
