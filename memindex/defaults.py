@@ -53,6 +53,7 @@ CAPTURE_GITIGNORE = CAPTURE_FOLDER + "/"  # the line `memindex init`'s .gitignor
 CATEGORY_FOLDER: dict[str, str] = {}
 for _folder, _category in FOLDERS.items():
     CATEGORY_FOLDER.setdefault(_category, _folder)
+del _folder, _category
 CATEGORIES: tuple[str, ...] = tuple(CATEGORY_FOLDER)
 
 # Ties only: lower wins.

@@ -78,7 +78,8 @@ def summarise(session: Session, transcript: str, budget: int = SUMMARY_MAX_BYTES
     parts = _Parts(session, prompts)
     while True:
         memory = parts.memory(session, transcript)
-        if _size(memory) <= budget or not parts.cut():
+        size = _size(memory)
+        if size <= budget or not parts.cut(size - budget):
             return memory
 
 
@@ -120,11 +121,15 @@ class _Parts:
         self.next = [_cap(b, ITEM_CHARS) for b in _next_steps(self.closing) if b not in self.todo]
         self.failing = self.tests[-1] if self.tests and self.tests[-1].ok is False else None
 
-    def cut(self) -> bool:
-        """Drop the next piece in the cut order; False when nothing is left to cut."""
-        for pieces in (self.notes, self.plain, self.requests):
+    def cut(self, excess: int) -> bool:
+        """Drop the next pieces in the cut order, about `excess` bytes of them from a list
+        (one summary is serialised a few times, not once per item); False when nothing
+        is left to cut."""
+        for pieces, shown in ((self.notes, str), (self.plain, _command_line), (self.requests, str)):
             if pieces:
-                pieces.pop(0)
+                dropped = 0
+                while pieces and dropped < excess:
+                    dropped += len(json.dumps(shown(pieces.pop(0)), ensure_ascii=False).encode("utf-8")) + 6
                 return True
         if len(self.files) > FILES_KEPT:
             del self.files[FILES_KEPT:]
