@@ -196,7 +196,8 @@ def on_prompt(data: dict) -> str:
     from .paths import display_prefix
 
     prefix = display_prefix(root)
-    options = {"turns": turns, "session": session, "dense": dense if dense is not _ABSENT else None, "shown_prefix": prefix}
+    options = {"turns": turns, "session": session, "dense": dense if dense is not _ABSENT else None, "shown_prefix": prefix,
+               "session_id": data.get("session_id")}
     from . import index
     from .lean import sqlite3
 
@@ -345,22 +346,16 @@ def capture_session(root, data: dict) -> None:
 
 
 def on_stop(data: dict) -> str:
-    """Stop (after every turn): keep the session's summary up to date, so that a session
-    killed before its end still has one."""
+    """Stop (after every turn: a session killed before its end still has its summary) and
+    SessionEnd (the final capture, coalesced with the last Stop's)."""
     root = _root_for(data.get("cwd"))
     capture_session(root, data)
     return ""
 
 
-def on_session_end(data: dict) -> str:
-    """SessionEnd: the final capture of the session (coalesced with the last Stop's)."""
-    capture_session(_root_for(data.get("cwd")), data)
-    return ""
-
-
 HANDLERS = {
     "prompt": on_prompt, "pre-tool-use": on_pre_tool_use, "post-tool-use": on_post_tool_use,
-    "session-start": on_session_start, "stop": on_stop, "session-end": on_session_end,
+    "session-start": on_session_start, "stop": on_stop, "session-end": on_stop,
 }
 
 

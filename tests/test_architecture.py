@@ -24,6 +24,7 @@ HOOK_ALLOWED = {
     "memindex.index.vectors", "memindex.semantic", "memindex.semantic.client", "memindex.cjk", "memindex.cjk_search",
     "memindex.watch", "memindex.watch.marker", "memindex.lazy", "memindex.rootfs", "memindex.background", "memindex.lean",
     "memindex.runtime", "memindex.memo", "memindex.filehook", "memindex.capture", "memindex.capture.schedule",
+    "memindex.capture.ids",
 }
 MAX_LINES = 450
 # Modules allowed past MAX_LINES, each with the reason it must stay one piece.

@@ -402,3 +402,24 @@ def test_the_session_id_is_the_transcript_name(tmp_path: Path) -> None:
     path = w.write(tmp_path / f"{SID}.jsonl")
     assert read_transcript(str(path)).session_id == SID
     assert memory_id(SID) == f"session-{SID}" and memory_id("\u00e9\u00e9").startswith("session-")
+
+
+def test_where_did_we_leave_off_never_answers_with_this_very_session(memory_root: Path, tmp_path: Path) -> None:
+    """A session that began with a greeting is captured after its first turn; asked
+    "where did we leave off?" next, the hook offers the previous session, not this one."""
+    earlier, now_sid = "11111111-2222-4333-8444-555555555555", "66666666-7777-4888-8999-aaaaaaaaaaaa"
+    old = TranscriptWriter(earlier, CWD, START)
+    old.prompt("migrate the billing cron jobs to Kubernetes CronJobs")
+    old.text("Half done: two jobs moved.")
+    capture_transcript(str(memory_root), parse_config({}), str(old.write(tmp_path / f"{earlier}.jsonl")))
+    current = TranscriptWriter(now_sid, CWD, datetime(2026, 3, 3, 9, 0, tzinfo=timezone.utc))
+    current.prompt("hi")
+    current.text("Hello!")
+    path = current.write(tmp_path / f"{now_sid}.jsonl")
+    capture_transcript(str(memory_root), parse_config({}), str(path))
+    payload = {"prompt": "where did we leave off?", "cwd": str(memory_root.parent.parent), "session_id": now_sid,
+               "transcript_path": str(path), "hook_event_name": "UserPromptSubmit"}
+    proc, _ = hook("prompt", payload)
+    assert f"session-{earlier}.json" in proc.stdout and now_sid not in proc.stdout, proc.stdout + proc.stderr
+    other, _ = hook("prompt", {**payload, "session_id": "another-session"})
+    assert f"session-{now_sid}.json" in other.stdout  # the latest, for any other session

@@ -8,4 +8,5 @@ background) and by `memindex import transcripts`.
     schedule  the hooks' side: hand the work to one detached process per session, at once
     job       that process: coalesce the session's Stop events, then summarise and write
     importer  `memindex import transcripts`: a folder of transcripts through the same summariser
+    ids       a session's summary id, which the prompt hook's "where did we leave off?" leaves out
 """

@@ -17,8 +17,6 @@ from .. import rootfs
 from ..runtime import name_hash, private_dir
 
 SESSION_ID_MAX = 200
-
-
 class Markers:
     """The coalescing files of one session of one root."""
 

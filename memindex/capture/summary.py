@@ -27,6 +27,7 @@ from typing import Any
 from ..defaults import CAPTURE_SOURCE_KIND, CAPTURE_TAG, SUMMARY_MAX_BYTES, TITLE_MAX
 from ..write.validate import iso, parse_utc, slugify
 from .parse import Command, Session
+from .ids import summary_id
 
 GOAL_CHARS = 1_500
 REQUEST_CHARS = 800
@@ -53,6 +54,9 @@ _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+(.*\S)")
 
 def memory_id(session_id: str) -> str:
     """The summary's id: one file per session, found again on every update."""
+    same = summary_id(session_id)  # what the prompt hook computes for its own session
+    if same is not None:
+        return same
     slug = slugify(session_id, 60)
     if not slug:
         from ..runtime import name_hash
