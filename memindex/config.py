@@ -97,6 +97,19 @@ SPEC: dict[str, object] = {
             "inject_recent": Leaf(0, 0, 3),
         },
     },
+    "capture": {
+        # the Stop hook asks the model, once per topic, to save a decision, fix, limit,
+        # deferred work, preference or "remember this" of the latest turn (README.md)
+        "save_prompts": Leaf(True),
+        # session summaries from transcripts (docs/capture.md): the Stop and SessionEnd
+        # hooks summarise the session in the background
+        "enabled": Leaf(True),
+        # "local": sessions-local/, indexed but ignored by git; "shared": sessions/, committed
+        "location": Leaf("local", choices=("local", "shared")),
+        # a running session's summary is rewritten at most this often (Stop fires after every
+        # turn); the turn that ends the session is always captured, at most this much later
+        "min_interval_s": Leaf(30.0, 0.0, 3600.0),
+    },
     "categories": {
         cat: {
             "retention_days": Leaf(0, 0, 36_500),
@@ -126,14 +139,6 @@ SPEC: dict[str, object] = {
         # 2.0 turns the rule off. Chosen on every dev set (docs/evaluation.md)
         "min_standout": Leaf(0.2, 0.0, 2.0),
         "batch_size": Leaf(32, 1, 512),
-    },
-    "capture": {  # session summaries from transcripts (docs/capture.md)
-        "enabled": Leaf(True),  # the Stop and SessionEnd hooks summarise the session in the background
-        # "local": sessions-local/, indexed but ignored by git; "shared": sessions/, committed
-        "location": Leaf("local", choices=("local", "shared")),
-        # a running session's summary is rewritten at most this often (Stop fires after every
-        # turn); the turn that ends the session is always captured, at most this much later
-        "min_interval_s": Leaf(30.0, 0.0, 3600.0),
     },
     "watch": {
         "debounce_ms": Leaf(400, 10, 60_000),

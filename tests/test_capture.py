@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, cli_env, run_cli, search_paths
-from memindex.capture.importer import default_folder, project_folder_name
+from memindex.capture.importer import default_folder
+from memindex.importers.claude_memory import project_key
 from memindex.capture.job import capture_transcript
 from memindex.capture.parse import read_transcript
 from memindex.capture.summary import memory_id, summarise
@@ -189,18 +190,17 @@ def test_bad_config_values_fall_back_with_a_warning() -> None:
 
 
 def test_claude_code_project_folder_names() -> None:
-    # Expected values computed by Claude Code 2.1.197's own function (node), see importer.py.
-    assert project_folder_name("/tmp/capture-e2e/test_post_tool_use_reindexes_m0/demo-project") == \
+    # Expected values computed by Claude Code 2.1.197's own function (node); the e2e folder below is the real CLI's.
+    assert project_key("/tmp/capture-e2e/test_post_tool_use_reindexes_m0/demo-project") == \
         "-tmp-capture-e2e-test-post-tool-use-reindexes-m0-demo-project"
-    assert project_folder_name("/tmp/é😀") == "-tmp----"
-    assert project_folder_name("/a/" + "x" * 250)[-10:] == "xxx-oej0v1"
-    assert project_folder_name("/home/ü/" + "ab😀" * 80)[-12:] == "-ab---t8qyac"
+    assert project_key("/tmp/\u00e9\U0001F600") == "-tmp----"
+    assert project_key("/home/\u00fc/" + "ab\U0001F600" * 80)[-12:] == "-ab---t8qyac"
 
 
 def test_default_folder_is_claude_codes_folder_of_the_project(memory_root: Path, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cc"))
     project = memory_root.parent.parent
-    expected = tmp_path / "cc" / "projects" / project_folder_name(str(project.resolve()))
+    expected = tmp_path / "cc" / "projects" / project_key(str(project.resolve()))
     expected.mkdir(parents=True)
     assert default_folder(memory_root) == expected
 
@@ -365,23 +365,25 @@ def test_captured_summaries_are_found_by_search_and_resume_not_injected_on_words
     assert resumed == [f"{CAPTURE_FOLDER}/session-{SID}.json"]
 
 
-def test_write_many_checks_each_item_as_save_and_update_do_and_fails_one_alone(memory_root: Path) -> None:
-    from memindex.write import write_many
+def test_batches_check_each_item_as_save_and_update_do_and_fail_one_alone(memory_root: Path) -> None:
+    from memindex.errors import InvalidMemory, MemoryExists
+    from memindex.write import save_memories, update_memories
 
     cfg = parse_config({})
     good = {"id": "session-a", "title": "Session A", "tags": ["x"], "content": {"goal": "a", "outcome": "success"}}
     bad = {"id": "session-b", "title": "Session B", "tags": ["x"], "content": {"goal": "b", "outcome": "won"}}
-    result = write_many(memory_root, cfg, [("save", "session_summary", good, None), ("save", "session_summary", bad, None),
-                                           ("save", "session_summary", good, CAPTURE_FOLDER)])
-    statuses = [a["status"] for a in result["items"]]
-    assert statuses == ["created", "failed", "created"] and result["indexed"]
-    assert "outcome" in " ".join(result["items"][1]["problems"])
+    answers = save_memories(memory_root, cfg, [("session_summary", good), ("session_summary", bad),
+                                               ("session_summary", good, CAPTURE_FOLDER)])
+    assert [a["status"] if isinstance(a, dict) else type(a) for a in answers] == ["created", InvalidMemory, "created"]
+    assert answers[2]["path"].endswith(f"{CAPTURE_FOLDER}/session-a.json") and answers[0]["indexed"]
     assert not (memory_root / "sessions" / "session-b.json").exists()
-    again = write_many(memory_root, cfg, [("update", "sessions/session-a.json", {"content": {"goal": "a2"}}),
-                                          ("save", "session_summary", good, None)])
-    assert [a["status"] for a in again["items"]] == ["updated", "failed"]
+    again = update_memories(memory_root, cfg, [("sessions/session-a.json", {"content": {"goal": "a2"}}),
+                                               ("sessions/session-a.json", {"content": {"outcome": "won"}}),
+                                               (f"{CAPTURE_FOLDER}/session-a.json", {"content": {"goal": "a"}})])
+    assert [a["status"] if isinstance(a, dict) else type(a) for a in again] == ["updated", InvalidMemory, "unchanged"]
     assert json.loads((memory_root / "sessions" / "session-a.json").read_text())["content"]["goal"] == "a2"
     assert search_paths(memory_root, "a2")[0].endswith("sessions/session-a.json")
+    assert isinstance(save_memories(memory_root, cfg, [("session_summary", good)])[0], MemoryExists)
 
 
 def test_a_linked_local_folder_leaving_the_root_is_refused(memory_root: Path, tmp_path: Path) -> None:

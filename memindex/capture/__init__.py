@@ -1,6 +1,7 @@
-"""Session capture: one `session_summary` memory per Claude Code session, built from its
-transcript without a model call, kept up to date by the Stop and SessionEnd hooks (in the
-background) and by `memindex import transcripts`.
+"""What fills the memory store by itself, without a model call: session capture (one
+`session_summary` memory per Claude Code session, built from its transcript, kept up to
+date by the Stop and SessionEnd hooks in the background and by `memindex import
+transcripts`) and save prompts at the right moment (triage.py).
 
     parse     a transcript (JSONL) -> what the session did, its noise left out
     summary   what the session did -> one bounded session_summary memory (at most 8 KB)
@@ -9,4 +10,5 @@ background) and by `memindex import transcripts`.
     job       that process: coalesce the session's Stop events, then summarise and write
     importer  `memindex import transcripts`: a folder of transcripts through the same summariser
     ids       a session's summary id, which the prompt hook's "where did we leave off?" leaves out
+    triage    the Stop hook's save prompts (with turn.py and asked.py)
 """

@@ -15,44 +15,12 @@ from typing import Any
 
 from ..config import Config
 from ..errors import MemindexError, UsageError
+from ..importers.claude_memory import project_key  # Claude Code's folder name of a project path
 from .parse import read_transcript
 from .store import write_summaries
 from .summary import summarise
 
-PROJECT_DIR_MAX = 200  # Claude Code cuts longer folder names there and adds a hash
 IMPORT_BATCH = 100  # summaries written per write transaction
-
-
-def _java_hash(text: str) -> int:
-    """JavaScript's `(h << 5) - h + charCode | 0` over UTF-16 code units (Claude Code's)."""
-    h = 0
-    data = text.encode("utf-16-le", "surrogatepass")
-    for i in range(0, len(data), 2):
-        h = (h * 31 + int.from_bytes(data[i : i + 2], "little")) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
-def _base36(n: int) -> str:
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    out = ""
-    while True:
-        n, r = divmod(n, 36)
-        out = digits[r] + out
-        if n == 0:
-            return out
-
-
-def project_folder_name(project: str) -> str:
-    """Claude Code 2.1's folder name for a project path: every character outside [a-zA-Z0-9]
-    becomes `-`; past 200 characters, the first 200 and a hash of the path."""
-    units = project.encode("utf-16-le", "surrogatepass")  # JavaScript replaces UTF-16 code units
-    name = "".join(
-        chr(u) if u < 128 and chr(u).isalnum() else "-"
-        for u in (int.from_bytes(units[i : i + 2], "little") for i in range(0, len(units), 2))
-    )
-    if len(name) <= PROJECT_DIR_MAX:
-        return name
-    return f"{name[:PROJECT_DIR_MAX]}-{_base36(abs(_java_hash(project)))}"
 
 
 def claude_projects_dir() -> Path:
@@ -68,10 +36,10 @@ def default_folder(root: str | os.PathLike[str]) -> Path:
     projects = claude_projects_dir()
     candidates = [str(Path(root).absolute().parent.parent), str(project)]
     for path in candidates:
-        folder = projects / project_folder_name(path)
+        folder = projects / project_key(path)
         if folder.is_dir():
             return folder
-    return projects / project_folder_name(str(project))
+    return projects / project_key(str(project))
 
 
 def transcripts(folder: Path) -> list[Path]:
@@ -86,6 +54,7 @@ def transcripts(folder: Path) -> list[Path]:
 def import_transcripts(
     root: str | os.PathLike[str], cfg: Config, folder: Path, *, dry_run: bool = False,
     progress: Callable[[list[Path]], Iterator[Path]] | None = None, batch: int = IMPORT_BATCH,
+    lock_timeout: float | None = None,
 ) -> dict[str, Any]:
     """Summarise every transcript of `folder` into this root, `batch` summaries per write
     transaction (the writer lock is released between batches). Returns {folder, dry_run,
@@ -98,7 +67,7 @@ def import_transcripts(
 
     def flush() -> None:
         try:
-            answers = write_summaries(str(root), cfg, [m for _, m in pending], dry_run=dry_run)
+            answers = write_summaries(str(root), cfg, [m for _, m in pending], dry_run=dry_run, lock_timeout=lock_timeout)
         except (MemindexError, OSError) as exc:
             answers = [{"status": "failed", "error": str(exc)}] * len(pending)
         for (item, _), answer in zip(pending, answers):

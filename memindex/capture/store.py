@@ -76,10 +76,10 @@ def write_summaries(
     root: str | os.PathLike[str], cfg: Config, memories: list[dict[str, Any]], *, dry_run: bool = False,
     lock_timeout: float | None = None,
 ) -> list[dict[str, Any]]:
-    """Create or update sessions' summaries, in one write transaction (the write path's
-    `write_many`: the checks of `save` and `update`). One answer per memory: the write
-    path's ({status: created|updated|unchanged|failed, path, ...}) or {status: skipped}."""
-    from ..write import write_many
+    """Create or update sessions' summaries: the new ones in one write transaction, the
+    others in another (the write path's `save_memories` and `update_memories`: the checks
+    of `save` and `update`). One answer per memory: the write path's ({status: created|
+    updated|unchanged|failed, path, ...}) or {status: skipped}."""
 
     plans = [plan_write(root, cfg, m) for m in memories]
     answers: list[dict[str, Any]] = [p if isinstance(p, dict) else {} for p in plans]
@@ -103,11 +103,18 @@ def write_summaries(
             ignore_folder(root)
         except (OSError, UnsafeFile) as exc:
             raise WriteError(f"cannot prepare {CAPTURE_FOLDER}/: {exc}") from None
-    result = write_many(root, cfg, [plans[i][:4] if plans[i][0] == "save" else plans[i][:3] for i in todo],
-                        lock_timeout=lock_timeout)
-    for i, answer in zip(todo, result["items"]):
+    from ..write import save_memories, update_memories
+
+    saves = [i for i in todo if plans[i][0] == "save"]
+    updates = [i for i in todo if plans[i][0] == "update"]
+    done = save_memories(root, cfg, [plans[i][1:4] for i in saves], lock_timeout=lock_timeout) if saves else []
+    done += update_memories(root, cfg, [plans[i][1:3] for i in updates], lock_timeout=lock_timeout) if updates else []
+    for i, answer in zip(saves + updates, done):
+        if isinstance(answer, WriteError):
+            answer = {**answer.to_json(), "status": "failed"}
+        elif isinstance(answer, Exception):
+            answer = {"status": "failed", "error": str(answer)}
         answers[i] = answer
-        answer.update((k, result[k]) for k in ("indexed", "warning") if k in result and answer["status"] != "failed")
     return answers
 
 

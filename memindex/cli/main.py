@@ -64,8 +64,9 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "unarchive": ("write", "make an archived memory active again", True),
     "restore": ("write", "make a retired memory active again", True),
     "gc": ("write", "delete retired memories older than delete.grace_period_days (default 30)", True),
+    "mcp": ("mcp", "serve this project's memories to an MCP client over stdio (needs the mcp extra)", False),
+    "import": ("imports", "turn what the project already knows into memories: ADRs, Claude Code's auto memory and transcripts, CLAUDE.md, Markdown notes", True),
     "capture": ("capture", "summarise a Claude Code session transcript into its session summary (what the Stop hook runs)", True),
-    "import": ("imports", "import what the project already knows: import transcripts (Claude Code sessions)", True),
     "candidate": ("candidate", "the existing memory new information should update, and CREATE/UPDATE/UPDATE_OR_DELETE/NOOP (JSON)", True),
 }
 

@@ -180,35 +180,65 @@ def write_transaction(root: Path, cfg: Config, lock_timeout: float | None) -> It
 def save_memory(
     root: str | os.PathLike[str],
     cfg: Config,
-    category: str,
+    category: str | None,
     data: object,
     *,
     now: datetime | None = None,
     lock_timeout: float | None = None,
-    folder: str | None = None,
 ) -> dict[str, Any]:
-    """Create a new memory; never overwrites. Returns {status, path, id, sha256, fixes,
-    indexed}. Raises InvalidMemory, MemoryExists, WriteError, or LockTimeout. `folder`:
-    another folder of the category (captured sessions), instead of its first."""
-    new = _prepare_save(cfg, category, data, now, folder)
-    with write_transaction(Path(root), cfg, lock_timeout) as txn:
-        return txn.commit(_save_in(txn, *new))
+    """Create a new memory; never overwrites. `category` None takes the memory's own
+    `category` field. Returns {status, path, id, sha256, fixes, indexed}. Raises
+    InvalidMemory, MemoryExists, WriteError, or LockTimeout."""
+    root = Path(root)
+    rel, mem, blob, fixes = _new_file(cfg, _category_of(category, data), data, now)
+    with write_transaction(root, cfg, lock_timeout) as txn:
+        sha = txn.create(rel, blob)
+        return txn.commit(txn.answer("created", rel, mem["id"], sha256=sha, fixes=fixes))
 
 
-def _prepare_save(
-    cfg: Config, category: str, data: object, now: datetime | None, folder: str | None
-) -> tuple[str, dict[str, Any], list[str]]:
-    """(where, the memory, fixes) of a new memory, validated before the lock is taken."""
+def _category_of(category: str | None, data: object) -> str:
+    """The category given, else the memory's own `category` field, normalised."""
+    if category is None:
+        category = data.get("category") if isinstance(data, dict) else None
+        if not isinstance(category, str):
+            raise UsageError("give the category (or a 'category' field in the memory)")
+    return normalize_category(category)
+
+
+def save_new(
+    root: str | os.PathLike[str],
+    cfg: Config,
+    category: str | None,
+    data: object,
+    *,
+    new_topic: bool = False,
+    lock_timeout: float | None = None,
+) -> dict[str, Any]:
+    """Save through the candidate flow (what the memory-save skill has the model do in
+    two steps): when an active memory of the category already holds the topic (candidate
+    UPDATE, UPDATE_OR_DELETE or NOOP), nothing is written and the answer is
+    {status: "not_saved", candidate: <find_candidate's answer>}, naming the memory to
+    update and its sha256. `new_topic` saves anyway: the caller read the candidate and it
+    is another subject."""
+    from .candidate import find_candidate, memory_text
+
+    category = _category_of(category, data)
+    if not new_topic:
+        text = memory_text(category, data)
+        answer = find_candidate(root, cfg, category, text) if text.strip() else None
+        if answer is not None and answer["recommendation"] != "CREATE":
+            return {"status": "not_saved", "candidate": answer}
+    return save_memory(root, cfg, category, data, lock_timeout=lock_timeout)
+def _new_file(
+    cfg: Config, category: str, data: object, now: datetime | None, folder: str | None = None
+) -> tuple[str, dict[str, Any], bytes, list[str]]:
+    """A new memory checked and made file bytes: (path in the root, memory, bytes, fixes).
+    `folder`: another folder of the category (captured sessions), instead of its first."""
     category = normalize_category(category)
     if folder is not None and FOLDERS.get(folder) != category:
         raise UsageError(f"{folder}/ is not a folder of {category} memories")
     mem, fixes = prepare_new(category, data, now=now, max_bytes=int(cfg["index.max_file_bytes"]))
-    return f"{folder or CATEGORY_FOLDER[category]}/{mem['id']}.json", mem, fixes
-
-
-def _save_in(txn: WriteTransaction, rel: str, mem: dict[str, Any], fixes: list[str]) -> dict[str, Any]:
-    sha = txn.create(rel, serialize(mem))
-    return txn.answer("created", rel, mem["id"], sha256=sha, fixes=fixes)
+    return f"{folder or CATEGORY_FOLDER[category]}/{mem['id']}.json", mem, serialize(mem), fixes
 
 
 def _existing(root: str | os.PathLike[str], path: str, cwd: str | None, expect_hash: str | None) -> tuple[Path, str, str]:
@@ -242,6 +272,7 @@ def update_memory(
 def _update_in(
     txn: WriteTransaction, rel: str, category: str, patch: object, expect_hash: str | None, now: datetime | None
 ) -> dict[str, Any]:
+    """One update inside a write transaction: the answer (the file replaced when changed)."""
     data, current = txn.read(rel, expect_hash)
     mem, changed, fixes = merge_update(current, patch, category, now or utc_now())
     if not changed:
@@ -258,42 +289,6 @@ def _update_in(
     return txn.answer(
         "updated", rel, mem.get("id"), sha256=sha, times_updated=mem["times_updated"], changed=changed, fixes=fixes
     )
-
-
-def write_many(
-    root: str | os.PathLike[str],
-    cfg: Config,
-    items: list[tuple],
-    *,
-    now: datetime | None = None,
-    lock_timeout: float | None = None,
-) -> dict[str, Any]:
-    """Several saves and updates in one transaction, indexed once (an import): each item is
-    ("save", category, data, folder or None) or ("update", path, patch), checked exactly as
-    by save_memory / update_memory. Returns {items: [their answers, or {status: failed,
-    error, problems}], indexed}; one bad item fails alone."""
-    answers: list[dict[str, Any] | None] = [None] * len(items)
-    prepared: dict[int, tuple[str, dict[str, Any], list[str]]] = {}
-    for i, item in enumerate(items):
-        if item[0] == "save":
-            try:
-                prepared[i] = _prepare_save(cfg, item[1], item[2], now, item[3])
-            except WriteError as exc:
-                answers[i] = {**exc.to_json(), "status": "failed"}
-    root = Path(root)
-    with write_transaction(root, cfg, lock_timeout) as txn:
-        for i, item in enumerate(items):
-            if answers[i] is not None:
-                continue
-            try:
-                if item[0] == "save":
-                    answers[i] = _save_in(txn, *prepared[i])
-                else:
-                    _, rel, category = _existing(root, item[1], None, None)
-                    answers[i] = _update_in(txn, rel, category, item[2], None, now)
-            except WriteError as exc:
-                answers[i] = {**exc.to_json(), "status": "failed"}
-        return txn.commit({"items": answers})
 
 
 def set_status(
