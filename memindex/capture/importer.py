@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
+from ..defaults import IMPORT_BATCH, IMPORT_MAX_FILES
 from ..errors import MemindexError, UsageError
 from ..importers.claude_memory import project_key  # Claude Code's folder name of a project path
 from .parse import read_transcript
 from .store import write_summaries
 from .summary import summarise
 
-IMPORT_BATCH = 100  # summaries written per write transaction
 
 
 def claude_projects_dir() -> Path:
@@ -43,12 +43,13 @@ def default_folder(root: str | os.PathLike[str]) -> Path:
 
 
 def transcripts(folder: Path) -> list[Path]:
-    """The session transcripts of a folder (`*.jsonl` directly in it, oldest first; the
-    subagents' transcripts in session subfolders are sidechains, left out)."""
+    """The session transcripts of a folder (`*.jsonl` directly in it, oldest first, the
+    newest IMPORT_MAX_FILES at most; the subagents' transcripts in session subfolders are
+    sidechains, left out)."""
     if not folder.is_dir():
         raise UsageError(f"no transcript folder at {folder} (give one with --from DIR)")
     found = [p for p in folder.iterdir() if p.name.endswith(".jsonl") and p.is_file() and not p.is_symlink()]
-    return sorted(found, key=lambda p: (p.stat().st_mtime, p.name))
+    return sorted(found, key=lambda p: (p.stat().st_mtime, p.name))[-IMPORT_MAX_FILES:]  # the newest, at most
 
 
 def import_transcripts(
