@@ -16,6 +16,10 @@ CLOSING = "Decided and written down.\n\nNext steps:\n- implement the backoff in 
 
 def test_a_session_summary_appears_after_the_session_and_import_finds_the_same_transcript(claude, demo_project, installed):
     root = demo_project / ".claude" / "memory"
+    config = root / "memory-config.json"  # this test is about capture: no save prompt after the decision
+    settings = json.loads(config.read_text()) if config.exists() else {}
+    settings.setdefault("capture", {})["save_prompts"] = False
+    config.write_text(json.dumps(settings))
     script = [[tool_use("Bash", {"command": "python3 -m pytest --version || true", "description": "check pytest"})],
               [text(CLOSING)]]
     run = claude(demo_project, PROMPT, "--allowedTools=Bash(python3:*)", script=script)
