@@ -12,6 +12,8 @@
      request and returns: every Stop while a capture runs);
    - "starts a job": no job runs, the hook starts one (detached) and returns; the bench
      waits for that job to finish before the next run, so jobs never overlap a timing.
+   Capture alone (`capture.save_prompts: false`), or with `--save-prompts` the whole Stop
+   hook (the triage's save prompts read the transcript's end as well).
 2. `memindex import transcripts --from DIR` (the CLI, a new process) over N generated
    coding sessions (memindex.evaluation.transcripts: prompts, file dumps, edits, commands,
    failing then passing tests, thinking, hook attachments, todo lists, commits), into an
@@ -42,11 +44,12 @@ from memindex.evaluation.transcripts import write_sessions  # noqa: E402
 SID = "7d9f3c2a-0000-4000-8000-00000000b001"
 
 
-def project(base: Path, min_interval: float = 0.0) -> Path:
+def project(base: Path, save_prompts: bool = False) -> Path:
     root = base / ".claude" / "memory"
     for folder in FOLDERS:
         (root / folder).mkdir(parents=True, exist_ok=True)
-    (root / "memory-config.json").write_text(json.dumps({"capture": {"min_interval_s": min_interval}}))
+    capture = {"min_interval_s": 0.0, "save_prompts": save_prompts}
+    (root / "memory-config.json").write_text(json.dumps({"capture": capture}))
     return root
 
 
@@ -70,13 +73,13 @@ def job_done(root: Path, marks: Markers) -> bool:
         os.close(fd)
 
 
-def bench_hook(tmp: Path, runs: int) -> None:
+def bench_hook(tmp: Path, runs: int, save_prompts: bool) -> None:
     runtime = tmp / "rt"
     runtime.mkdir(mode=0o700)
     env = env_for(runtime)
     os.environ["XDG_RUNTIME_DIR"] = str(runtime)
     base = tmp / "proj"
-    root = project(base)
+    root = project(base, save_prompts)
     [transcript] = write_sessions(tmp / "t", 1, str(base), seed=7)
     payload = json.dumps({"session_id": SID, "transcript_path": str(transcript), "cwd": str(base),
                           "hook_event_name": "Stop", "stop_hook_active": False}).encode()
@@ -98,7 +101,8 @@ def bench_hook(tmp: Path, runs: int) -> None:
             wait_for(lambda: job_done(root, marks), timeout=60, what="the capture job")
     assert list((root / CAPTURE_FOLDER).glob("session-*.json")), "the hook's job wrote no summary"
     floor = percentiles(samples["floor"])[0]
-    print(f"Stop hook, {runs} runs (the job path {len(samples['starts a job'])}), {os.cpu_count()} cores, "
+    print(f"Stop hook, save prompts {'on' if save_prompts else 'off (capture alone)'}, "
+          f"{runs} runs (the job path {len(samples['starts a job'])}), {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.1f}")
     print("| what | p50 ms | p95 ms | p50 / floor |")
     print("|---|---|---|---|")
@@ -136,9 +140,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=60)
     parser.add_argument("--transcripts", type=int, default=1000)
     parser.add_argument("--skip-import", action="store_true")
+    parser.add_argument("--save-prompts", action="store_true", help="the Stop hook with the triage's save prompts on too")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-capture-", dir="/tmp") as tmp:
-        bench_hook(Path(tmp), args.runs)
+        bench_hook(Path(tmp), args.runs, args.save_prompts)
         if not args.skip_import:
             bench_import(Path(tmp), args.transcripts)
     return 0
