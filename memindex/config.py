@@ -111,6 +111,14 @@ SPEC: dict[str, object] = {
         # the Stop hook asks the model, once per topic, to save a decision, fix, limit,
         # deferred work, preference or "remember this" of the latest turn (README.md)
         "save_prompts": Leaf(True),
+        # session summaries from transcripts (docs/capture.md): the Stop and SessionEnd
+        # hooks summarise the session in the background
+        "enabled": Leaf(True),
+        # "local": sessions-local/, indexed but ignored by git; "shared": sessions/, committed
+        "location": Leaf("local", choices=("local", "shared")),
+        # a running session's summary is rewritten at most this often (Stop fires after every
+        # turn); the turn that ends the session is always captured, at most this much later
+        "min_interval_s": Leaf(30.0, 0.0, 3600.0),
     },
     "categories": {
         cat: {

@@ -27,7 +27,6 @@ from ..errors import (
     HashConflict,
     IndexUnavailable,
     InvalidMemory,
-    MemindexError,
     MemoryExists,
     MemoryFileError,
     MemoryNotFound,
@@ -235,39 +234,16 @@ def save_new(
         if answer is not None and answer["recommendation"] != "CREATE":
             return {"status": "not_saved", "candidate": answer}
     return save_memory(root, cfg, category, data, lock_timeout=lock_timeout)
-def _new_file(cfg: Config, category: str, data: object, now: datetime | None) -> tuple[str, dict[str, Any], bytes, list[str]]:
-    """A new memory checked and made file bytes: (path in the root, memory, bytes, fixes)."""
+def _new_file(
+    cfg: Config, category: str, data: object, now: datetime | None, folder: str | None = None
+) -> tuple[str, dict[str, Any], bytes, list[str]]:
+    """A new memory checked and made file bytes: (path in the root, memory, bytes, fixes).
+    `folder`: another folder of the category (captured sessions), instead of its first."""
     category = normalize_category(category)
+    if folder is not None and FOLDERS.get(folder) != category:
+        raise UsageError(f"{folder}/ is not a folder of {category} memories")
     mem, fixes = prepare_new(category, data, now=now, max_bytes=int(cfg["index.max_file_bytes"]))
-    return f"{CATEGORY_FOLDER[category]}/{mem['id']}.json", mem, serialize(mem), fixes
-
-
-def save_memories(
-    root: str | os.PathLike[str],
-    cfg: Config,
-    batch: Iterable[tuple[str, object]],
-    *,
-    now: datetime | None = None,
-    lock_timeout: float | None = None,
-) -> list[dict[str, Any] | MemindexError]:
-    """`save_memory` for each (category, data) of `batch`, with the same checks, under one
-    lock and one index update (an import writes hundreds: one transaction each cost 40 ms,
-    mostly fsyncs). One answer per item, in order: the answer, or the error (a WriteError,
-    or whatever else the checks raise) that refused that memory (the others are still written)."""
-    root = Path(root)
-    answers: list[dict[str, Any] | MemindexError] = []
-    with write_transaction(root, cfg, lock_timeout) as txn:
-        for category, data in batch:
-            try:
-                rel, mem, blob, fixes = _new_file(cfg, category, data, now)
-                answers.append(txn.answer("created", rel, mem["id"], sha256=txn.create(rel, blob), fixes=fixes))
-            except MemindexError as exc:  # whatever refuses one memory refuses only it
-                answers.append(exc)
-        done = txn.commit({})
-    for answer in answers:
-        if isinstance(answer, dict):
-            answer.update(done)
-    return answers
+    return f"{folder or CATEGORY_FOLDER[category]}/{mem['id']}.json", mem, serialize(mem), fixes
 
 
 def _existing(root: str | os.PathLike[str], path: str, cwd: str | None, expect_hash: str | None) -> tuple[Path, str, str]:
@@ -294,22 +270,30 @@ def update_memory(
     sha256, times_updated, changed}. Raises HashConflict when --expect-hash differs."""
     root, rel, category = _existing(root, path, cwd, expect_hash)
     with write_transaction(root, cfg, lock_timeout) as txn:
-        data, current = txn.read(rel, expect_hash)
-        mem, changed, fixes = merge_update(current, patch, category, now or utc_now())
-        if not changed:
-            return txn.answer(
-                "unchanged", rel, mem.get("id"), sha256=sha256_hex(data), times_updated=mem.get("times_updated"), changed=[]
-            )
-        problems = validate_memory(mem, rel)
-        blob = serialize(mem)
-        if not problems and len(blob) > int(cfg["index.max_file_bytes"]):
-            problems.append(f"the memory would be {len(blob)} bytes, over the index.max_file_bytes limit")
-        if problems:
-            raise InvalidMemory(f"the updated {category} memory would be invalid", problems)
-        sha = txn.replace(rel, blob)
-        return txn.commit(txn.answer(
-            "updated", rel, mem.get("id"), sha256=sha, times_updated=mem["times_updated"], changed=changed, fixes=fixes
-        ))
+        answer = _update_in(txn, rel, category, patch, expect_hash, now)
+        return txn.commit(answer) if answer["status"] == "updated" else answer
+
+
+def _update_in(
+    txn: WriteTransaction, rel: str, category: str, patch: object, expect_hash: str | None, now: datetime | None
+) -> dict[str, Any]:
+    """One update inside a write transaction: the answer (the file replaced when changed)."""
+    data, current = txn.read(rel, expect_hash)
+    mem, changed, fixes = merge_update(current, patch, category, now or utc_now())
+    if not changed:
+        return txn.answer(
+            "unchanged", rel, mem.get("id"), sha256=sha256_hex(data), times_updated=mem.get("times_updated"), changed=[]
+        )
+    problems = validate_memory(mem, rel)
+    blob = serialize(mem)
+    if not problems and len(blob) > int(txn.cfg["index.max_file_bytes"]):
+        problems.append(f"the memory would be {len(blob)} bytes, over the index.max_file_bytes limit")
+    if problems:
+        raise InvalidMemory(f"the updated {category} memory would be invalid", problems)
+    sha = txn.replace(rel, blob)
+    return txn.answer(
+        "updated", rel, mem.get("id"), sha256=sha, times_updated=mem["times_updated"], changed=changed, fixes=fixes
+    )
 
 
 def set_status(

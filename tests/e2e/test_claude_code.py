@@ -63,7 +63,7 @@ def test_plugin_installs_and_lists_hooks_and_skills(installed):
     details = installed.details.stdout
     assert installed.details.returncode == 0, details + installed.details.stderr
     assert re.search(r"Skills \(2\)\s+memory-save, memory-search", details), details
-    assert re.search(r"Hooks \(5\)\s+UserPromptSubmit, PreToolUse, PostToolUse, SessionStart, Stop", details), details
+    assert re.search(r"Hooks \(6\)\s+UserPromptSubmit, PreToolUse, PostToolUse, SessionStart, Stop, SessionEnd", details), details
 
 
 # --- the prompt hook ---------------------------------------------------------------------------
@@ -432,8 +432,10 @@ def test_session_start_indexes_a_fresh_project(claude, fresh_demo_project):
     [start] = run.hook("SessionStart")
     assert start["hook_name"] == "SessionStart:startup" and start["exit_code"] == 0
     assert start["stdout"] == "" and start["stderr"] == ""
+    # the Stop hook's background capture adds the session's own summary (sessions-local/)
+    assert wait_for(lambda: (root / "sessions-local" / f"session-{run.session_id}.json").exists(), timeout=30)
     status = wait_for(lambda: (root / ".index.db").exists() and json.loads(memindex(fresh_demo_project, "status", "--json").stdout))
-    assert status and status["memories"] == count and not status["stale"], status
+    assert status and status["memories"] == count + 1 and not status["stale"], status
 
 
 def test_hooks_exit_0_and_say_nothing_without_a_memory_folder(claude, tmp_path):
