@@ -198,6 +198,7 @@ OPEN_ALLOWED: dict[str, str] = {
     "memindex.cli.candidate": "the user's own --new-info-file input",
     "memindex.scaffold": "package data, and .claude/settings.json outside the memory root that `init` edits",
     "memindex.intent": "package data (data/intents.json)",
+    "memindex.render._unsafe_table": "package data (data/unsafe_chars.json)",
     "memindex.hook._settle_streams": "os.devnull in place of a standard stream that cannot be flushed",
     "memindex.watch.mounts.read_mounts": "/proc/self/mountinfo, the kernel's mount table",
     "memindex.evaluation": "developer tools (benchmarks, evaluation sets); never run on a memory root",
