@@ -47,6 +47,10 @@ def private_runtime(monkeypatch: pytest.MonkeyPatch):
     base = tempfile.mkdtemp(prefix="mi", dir="/tmp")
     os.chmod(base, 0o700)
     monkeypatch.setenv("XDG_RUNTIME_DIR", base)
+    # ... and no user config or trust record but its own (memindex trust, config layers)
+    monkeypatch.setenv("XDG_CONFIG_HOME", os.path.join(base, "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", os.path.join(base, "state"))
+    monkeypatch.delenv("MEMINDEX_CONFIG_JSON", raising=False)
     yield Path(base)
     shutil.rmtree(base, ignore_errors=True)
 
@@ -242,6 +246,17 @@ def bump_clock() -> None:
 
 
 # --- the CLI as a process ----------------------------------------------------------------
+
+
+def trust_config(root: str | os.PathLike[str]) -> None:
+    """`memindex trust` for the root's memory-config.json as it is now: a project's config
+    may make memindex do more (a model, a worker, looser injection) only once trusted."""
+    from memindex import trust
+    from memindex.defaults import CONFIG_FILE
+
+    path = os.path.join(root, CONFIG_FILE)
+    with open(path, "rb") as fh:
+        trust.allow(root, fh.read(), path)
 
 
 def cli_env() -> dict[str, str]:

@@ -59,6 +59,7 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
         pending={"changed_or_new": changed, "removed": gone},
         watcher_pid=watcher_pid(root),
         worker=_worker(root),
+        config={"source": cfg.source, "trust": cfg.trust, "asks_for_more": cfg.more, "ignored": cfg.ignored},
     )
     if args.json:
         emit_json(info)
@@ -70,6 +71,9 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
         print(f"pending:  {changed} new or changed, {gone} removed")
     print(f"watcher:  {'running, pid ' + str(info['watcher_pid']) if info['watcher_pid'] else 'not running'}")
     print(f"worker:   {_worker_line(info['worker'])}")
+    from .trust import status_line
+
+    print(f"config:   {status_line(cfg, cfg.source is not None, cfg.trust)}")
     print(f"memories: {info['memories']}  ({len(invalid)} invalid files)")
     for category, by_status in counts.items():
         parts = ", ".join(f"{n} {s}" for s, n in by_status.items() if n)
