@@ -199,6 +199,7 @@ OPEN_ALLOWED: dict[str, str] = {
     "memindex.scaffold": "package data, and .claude/settings.json outside the memory root that `init` edits",
     "memindex.intent": "package data (data/intents.json)",
     "memindex.render._unsafe_table": "package data (data/unsafe_chars.json)",
+    "memindex.write.secrets": "package data (data/secret_patterns.json)",
     "memindex.config._read_user": "the user's own config (~/.config/memindex), outside every root; a dotfiles link is fine",
     "memindex.trust": "the user's trust record (~/.local/state/memindex), outside every root",
     "memindex.hook._settle_streams": "os.devnull in place of a standard stream that cannot be flushed",

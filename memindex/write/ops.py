@@ -40,6 +40,7 @@ from ..store import parse_json, read_bytes, walk
 from ..sync import sync_files_locked, writer_lock
 from .locate import display, resolve_path
 from .records import TRANSITIONS, merge_update, transition
+from .secrets import scrub
 from .validate import (
     clean_reason,
     iso,
@@ -185,17 +186,24 @@ def save_memory(
     *,
     now: datetime | None = None,
     lock_timeout: float | None = None,
+    redact: bool = False,
 ) -> dict[str, Any]:
     """Create a new memory; never overwrites. Returns {status, path, id, sha256, fixes,
-    indexed}. Raises InvalidMemory, MemoryExists, WriteError, or LockTimeout."""
+    indexed} (and `redacted`). Raises InvalidMemory (SecretFound: a token-shaped string,
+    unless `redact` replaces it), MemoryExists, WriteError, or LockTimeout."""
     root = Path(root)
     category = normalize_category(category)
+    data, redacted = scrub(data, redact)  # before the id is derived from the title
     mem, fixes = prepare_new(category, data, now=now, max_bytes=int(cfg["index.max_file_bytes"]))
     rel = f"{CATEGORY_FOLDER[category]}/{mem['id']}.json"
     blob = serialize(mem)
     with write_transaction(root, cfg, lock_timeout) as txn:
         sha = txn.create(rel, blob)
-        return txn.commit(txn.answer("created", rel, mem["id"], sha256=sha, fixes=fixes))
+        return txn.commit(txn.answer("created", rel, mem["id"], sha256=sha, fixes=fixes, **_redacted(redacted)))
+
+
+def _redacted(found: list[dict[str, str]]) -> dict[str, Any]:
+    return {"redacted": found} if found else {}
 
 
 def _existing(root: str | os.PathLike[str], path: str, cwd: str | None, expect_hash: str | None) -> tuple[Path, str, str]:
@@ -217,10 +225,13 @@ def update_memory(
     now: datetime | None = None,
     lock_timeout: float | None = None,
     cwd: str | None = None,
+    redact: bool = False,
 ) -> dict[str, Any]:
     """Merge `patch` into an existing memory. Returns {status: updated|unchanged, path, id,
-    sha256, times_updated, changed}. Raises HashConflict when --expect-hash differs."""
+    sha256, times_updated, changed}. Raises HashConflict when --expect-hash differs,
+    SecretFound when the patch holds a token-shaped string (unless `redact`)."""
     root, rel, category = _existing(root, path, cwd, expect_hash)
+    patch, redacted = scrub(patch, redact)
     with write_transaction(root, cfg, lock_timeout) as txn:
         data, current = txn.read(rel, expect_hash)
         mem, changed, fixes = merge_update(current, patch, category, now or utc_now())
@@ -236,7 +247,8 @@ def update_memory(
             raise InvalidMemory(f"the updated {category} memory would be invalid", problems)
         sha = txn.replace(rel, blob)
         return txn.commit(txn.answer(
-            "updated", rel, mem.get("id"), sha256=sha, times_updated=mem["times_updated"], changed=changed, fixes=fixes
+            "updated", rel, mem.get("id"), sha256=sha, times_updated=mem["times_updated"], changed=changed, fixes=fixes,
+            **_redacted(redacted),
         ))
 
 
@@ -259,7 +271,7 @@ def set_status(
     reason: search and the hook then offer it where the retired one would have matched."""
     if action not in TRANSITIONS:
         raise UsageError(f"unknown action {action!r}")
-    reason = clean_reason(reason, "the reason")
+    reason = clean_reason(scrub(reason)[0] if reason is not None else None, "the reason")
     root, rel, category = _existing(root, path, cwd, expect_hash)
     if replaced_by is not None:
         successor = resolve_path(root, replaced_by, cwd)
