@@ -15,6 +15,10 @@ from .lean import loads
 from .defaults import CATEGORIES, CONFIG_FILE, CONFIG_MAX_BYTES, DEFAULT_CATEGORY_DESCRIPTIONS
 from .errors import UnsafeFile, short
 
+TYPE_CHECKING = False  # the prompt hook imports this module: annotations only
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 
 class Leaf:
     """One configurable value: its default and what a valid value looks like. Out of range,
@@ -233,7 +237,7 @@ def parse_config(data: object, source: str | None = None) -> Config:
     return cfg
 
 
-def _read_json(path: str, read=None) -> tuple[object, bytes | None, str | None]:
+def _read_json(path: str, read: "Callable[[str, int], bytes | None] | None" = None) -> tuple[object, bytes | None, str | None]:
     """(parsed JSON or None, raw bytes or None, warning or None) of one config file."""
     try:
         raw = read(path, CONFIG_MAX_BYTES) if read else _read_user(path)
@@ -280,7 +284,7 @@ def load_config(root: str | os.PathLike[str]) -> Config:
         try:
             _apply(SPEC, loads(text), "", env)
         except (ValueError, RecursionError) as exc:
-            env.warnings.append(f"${trust.ENV_CONFIG}: invalid JSON ({exc}); ignored")
+            env.warnings.append(f"invalid JSON ({exc}); ignored")
         cfg.warnings += [f"${trust.ENV_CONFIG}: {w}" for w in env.warnings]
         cfg.values.update((k, env.values[k]) for k in env.given)
     path = os.path.join(root, CONFIG_FILE)

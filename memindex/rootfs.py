@@ -98,8 +98,8 @@ def write(path: str, data: bytes, append: bool = False) -> None:
 def derived_mode(root: str, files_mode: int) -> int:
     """The mode of memindex's derived files (index, its WAL and SHM, index.md, the log):
     no more readable than what they are derived from. Owner read-write, plus group and
-    other read only where the root folder and every memory file (`files_mode`: their
-    modes AND-ed) all allow it. One file at 0600 makes them all 0600."""
+    other read only where the root folder and every category folder and memory file
+    (`files_mode`: their modes AND-ed) all allow it. One file at 0600 makes them all 0600."""
     try:
         root_mode = os.stat(root).st_mode
     except OSError:

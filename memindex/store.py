@@ -34,7 +34,7 @@ def walk(
 
     Symlinks are followed only when they stay inside the root; hidden files, temp files
     and anything else are skipped. Files that vanish during the walk are simply absent.
-    `modes`: a one-item list, AND-ed with each file's mode (rootfs.derived_mode).
+    `modes`: a one-item list, AND-ed with each folder's and file's mode (rootfs.derived_mode).
     """
     root_real = os.path.realpath(root)
     found: dict[str, FileStat] = {}
@@ -46,6 +46,8 @@ def walk(
                     problems[folder + "/"] = "category folder is a link that leaves the memory root"
                 continue
             entries = list(os.scandir(dir_path))
+            if modes is not None:  # a folder others cannot read keeps its files' secrets too
+                modes[0] &= os.stat(dir_path).st_mode
         except FileNotFoundError:
             continue
         except OSError as exc:

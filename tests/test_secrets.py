@@ -20,31 +20,12 @@ from memindex.errors import SecretFound
 from memindex.sync import sync
 from memindex.write import save_memory, update_memory
 from memindex.write.secrets import find, redact_text, scrub
+from stresskit.hostile_trust import SECRETS as SAMPLES, secret
 from test_hook import prompt_json, run_hook
 from test_write import memory, run
 
 REPO = Path(__file__).resolve().parent.parent
 NOBODY = 65534
-
-# kind -> a planted value (built at run time: no real key sits in this file)
-SAMPLES = {
-    "stripe-key": "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc",
-    "aws-access-key": "AKIA" + "IOSFODNN7QWERTY2",
-    "github-token": "ghp_" + "a1B2c3D4e5" * 4,
-    "slack-token": "xoxb-" + "2048-123456789012-AbCdEfGhIjKlMnOp",
-    "openai-key": "sk-proj-" + "Qa1Ws2Ed3Rf4" * 5,
-    "anthropic-key": "sk-ant-api03-" + "Zx9_Yw8-Vu7T" * 6,
-    "jwt": "eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
-    "private-key": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----",
-    "credential": "db_password = 'hunter2xyzQ9!kL'",
-    "url-password": "postgres://app:" + "s3cr3tPassw0rd@db.internal:5432/ledger",
-}
-SECRET_OF = {"credential": "hunter2xyzQ9!kL", "url-password": "s3cr3tPassw0rd"}
-
-
-def secret(kind: str) -> str:
-    return SECRET_OF.get(kind, SAMPLES[kind].splitlines()[-2] if kind == "private-key" else SAMPLES[kind])
-
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
@@ -171,6 +152,17 @@ def test_derived_files_follow_the_most_private_memory_file(root: Path) -> None:
     os.chmod(secret_file, 0o644)  # loosened again by the user: the derived files follow
     sync(root, Config())
     assert set(_mode(p) for p in derived(root)) == {0o644}
+
+
+def test_a_private_category_folder_makes_the_derived_files_private(root: Path) -> None:
+    os.chmod(root, 0o755)
+    write_mem(root, "decision", "open", "Open decision", ["a"], {"decision": "x"})
+    write_mem(root, "runbook", "closed", "Closed runbook", ["a"], {"steps": ["y"]})
+    for p in root.glob("*/*.json"):
+        os.chmod(p, 0o644)
+    os.chmod(root / "runbooks", 0o700)
+    sync(root, Config())
+    assert set(_mode(p) for p in derived(root)) == {0o600}
 
 
 def test_a_new_index_is_created_private_when_the_files_are(root: Path) -> None:

@@ -66,6 +66,33 @@ def test_the_looser_table_names_real_settings_with_a_direction() -> None:
     assert looser("semantic.model", "x/y", DEFAULTS["semantic.model"]) and not looser("watch.debounce_ms", 10, 400)
 
 
+# Settings a project's config may set freely, each with why it cannot make memindex do more
+# (load a model, start a worker, reach the network, inject more, delete sooner). A new
+# setting must land here or in config.LOOSER: this test makes someone decide.
+NEUTRAL = {
+    "retrieval.search_limit": "lines `memindex search` prints when asked; injects nothing",
+    "retrieval.column_weights.title": "ranking weights; the injection thresholds still apply",
+    "retrieval.column_weights.tags": "ranking weights; the injection thresholds still apply",
+    "retrieval.column_weights.body": "ranking weights; the injection thresholds still apply",
+    "retrieval.transcript_context.enabled": "reads the user's own transcript to enrich the query; the thresholds still apply",
+    "retrieval.transcript_context.max_turns": "how much of the user's transcript enriches the query (0..10)",
+    "retrieval.transcript_context.tail_bytes": "bounded read of the user's transcript",
+    "retrieval.transcript_context.max_prompt_terms": "which prompts get the transcript's context",
+    "retrieval.transcript_context.scan_bytes": "bounded read of the user's transcript",
+    "index.lock_timeout_s": "how long a writer waits (bounded 0..3600 s)",
+    "semantic.batch_size": "embedding batch size, only when the user turned the channel on",
+    "watch.debounce_ms": "the watcher's delay, only when the user runs `memindex watch`",
+    "watch.poll_interval_s": "the watcher's polling, only when the user runs `memindex watch`",
+}
+
+
+def test_every_setting_is_either_looser_one_way_or_neutral() -> None:
+    """retention_days and descriptions only hide or describe; everything else is decided."""
+    undecided = sorted(k for k in DEFAULTS if k not in LOOSER and k not in NEUTRAL and not k.startswith("categories."))
+    assert undecided == [], "add each to config.LOOSER (which way does more) or to NEUTRAL here (why it cannot)"
+    assert not set(LOOSER) & set(NEUTRAL)
+
+
 def test_a_project_config_tightens_but_cannot_loosen(memory_root: Path) -> None:
     write_json(memory_root, CONFIG_FILE, {"retrieval": {**LOOSE["retrieval"], "max_inject": 1, "tool_anchors": True},
                                           "semantic": {**LOOSE["semantic"], **BEACON["semantic"]}})
