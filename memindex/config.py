@@ -278,15 +278,17 @@ def load_config(root: str | os.PathLike[str]) -> Config:
         cfg.warnings.append(warning)
     elif raw is not None:
         _apply(SPEC, data, "", cfg)
-    env = Config()
+    env_given: set[str] = set()
     text = os.environ.get(trust.ENV_CONFIG)
     if text:
+        env = Config()
         try:
             _apply(SPEC, loads(text), "", env)
         except (ValueError, RecursionError) as exc:
             env.warnings.append(f"invalid JSON ({exc}); ignored")
         cfg.warnings += [f"${trust.ENV_CONFIG}: {w}" for w in env.warnings]
         cfg.values.update((k, env.values[k]) for k in env.given)
+        env_given = env.given
     path = os.path.join(root, CONFIG_FILE)
     data, raw, warning = _read_json(path, rootfs.read)
     if warning:
@@ -307,6 +309,6 @@ def load_config(root: str | os.PathLike[str]) -> Config:
             cfg.notice = (f"{path}: ignored {', '.join(more)}: a project's config may make memindex do less, not more; "
                           f"run `memindex trust`{again} to allow this file, or set them in {user_path}")
             cfg.warnings.append(cfg.notice)
-    for key in project.given - env.given - set(cfg.ignored):
+    for key in project.given - env_given - set(cfg.ignored):
         cfg.values[key] = project.values[key]
     return cfg
