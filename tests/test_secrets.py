@@ -73,6 +73,16 @@ def test_update_refuses_or_redacts_through_the_library(root: Path) -> None:
     assert "[REDACTED:jwt]" in (root / "decisions" / "use-jwt-access-tokens.json").read_text()
 
 
+def test_a_lifecycle_reason_never_stores_a_secret(root: Path) -> None:
+    from memindex.write import set_status
+
+    cfg = Config()
+    made = save_memory(root, cfg, "decision", memory("decision", "Use JWT access tokens"))
+    set_status(root, cfg, made["path"], "retire", reason=f"the key {SAMPLES['stripe-key']} leaked <private>by bob</private>")
+    text = (root / "decisions" / "use-jwt-access-tokens.json").read_text()
+    assert SAMPLES["stripe-key"] not in text and "[REDACTED:stripe-key]" in text and "bob" not in text
+
+
 def test_private_spans_are_never_stored(root: Path) -> None:
     cfg = Config()
     data = memory("runbook", "Restart the <private>10.0.0.7 bastion</private>worker")

@@ -271,7 +271,8 @@ def set_status(
     reason: search and the hook then offer it where the retired one would have matched."""
     if action not in TRANSITIONS:
         raise UsageError(f"unknown action {action!r}")
-    reason = clean_reason(scrub(reason)[0] if reason is not None else None, "the reason")
+    # a reason has no --redact: a secret in it is replaced by its marker, never stored
+    reason = clean_reason(scrub(reason, redact=True)[0] if reason is not None else None, "the reason")
     root, rel, category = _existing(root, path, cwd, expect_hash)
     if replaced_by is not None:
         successor = resolve_path(root, replaced_by, cwd)
