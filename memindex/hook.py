@@ -1,5 +1,5 @@
 """Claude Code hooks: UserPromptSubmit (inject), PreToolUse (the memories of the file at
-hand), PostToolUse (sync one file), SessionStart.
+hand), PostToolUse (sync one file), SessionStart, Stop (save prompts).
 
 The prompt path is the product's first impression: standard library and this package
 only, the index opened read-only, no memory file read, never a traceback on stdout. Any
@@ -268,6 +268,22 @@ def _ask_worker(root, prompt: str, turns: list[str], cfg):
     return collect
 
 
+def keep_fresh(data: dict) -> str:
+    """A prompt in a client that cannot take context (Cursor): a stale or missing index is
+    refreshed in the background; nothing is added."""
+    root = _root_for(data.get("cwd"))
+    from . import index
+
+    try:
+        with index.open_reader(root, busy_ms=1000) as conn:
+            stale = index.is_stale(conn, root)
+    except index.IndexUnavailable:
+        stale = True
+    if stale:
+        spawn_sync(root)
+    return ""
+
+
 def on_pre_tool_use(data: dict) -> str:
     """PreToolUse on Read|Edit|MultiEdit|Write: the memories of the file at hand."""
     root = _root_for(data.get("cwd"))
@@ -332,9 +348,33 @@ def on_session_start(data: dict) -> str:
     return memory_context(hits, display_prefix(root))
 
 
+def on_stop(data: dict) -> str:
+    """Stop: at most one save prompt for what the latest turn decided, fixed, found,
+    deferred or was asked to remember (the only output; the stop goes on without it)."""
+    return save_prompt(data)
+
+
+def save_prompt(data: dict) -> str:
+    """The triage's block decision, or "" (capture/triage.py: never after a blocked stop,
+    `stop_hook_active`). Off with `capture.save_prompts: false`; needs a memory root."""
+    root = _root_for(data.get("cwd"))
+    from .config import load_config
+
+    cfg = load_config(root)
+    if not cfg["capture.save_prompts"]:
+        return ""
+    from .capture import asked
+    from .capture.triage import stop_decision
+
+    try:
+        return stop_decision(data)
+    except asked.Unavailable as exc:
+        raise Quiet(f"no save prompt: {exc}") from None
+
+
 HANDLERS = {
     "prompt": on_prompt, "pre-tool-use": on_pre_tool_use, "post-tool-use": on_post_tool_use,
-    "session-start": on_session_start,
+    "session-start": on_session_start, "stop": on_stop,
 }
 
 
@@ -342,16 +382,23 @@ def _alarm(signum: int, frame: object) -> None:
     raise Quiet(f"gave up after {BUDGET_S:g} s")
 
 
-def run(event: str, raw: bytes) -> str:
-    """Handle one hook call; returns what to print (possibly nothing). Never raises; what
-    went wrong goes to stderr as one line."""
+def run(event: str, raw: bytes, client: str = "claude") -> str:
+    """Handle one hook call; returns what to print, in `client`'s format (possibly
+    nothing). Never raises; what went wrong goes to stderr as one line."""
+    from . import clients
+
     del _notes[:]
     out = ""
     try:
         handler = HANDLERS.get(event)
         if handler is None:
             raise Quiet(f"unknown hook event {_short(event)}")
-        out = handler(_payload(raw))
+        if client not in clients.CLIENTS or not clients.supports(client, event):
+            asked, client = client, client if client in clients.CLIENTS else "claude"
+            raise Quiet(f"no {_short(event)} hook for client {_short(asked)}")
+        if (client, event) == ("cursor", "prompt"):
+            handler = keep_fresh
+        out = handler(clients.normalize(client, _payload(raw)))
     except Quiet as exc:
         note(str(exc))
     except Exception as exc:  # the hook must never break a prompt
@@ -359,7 +406,7 @@ def run(event: str, raw: bytes) -> str:
     if _notes:
         line = "; ".join(_notes).replace("\n", " ").replace("\r", " ")
         _say(f"memindex hook: {line[:1000]}")
-    return out
+    return clients.render(client, event, out)
 
 
 def _say(line: str) -> None:
@@ -399,6 +446,7 @@ def _disarm() -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     event = argv[0] if argv else "prompt"
+    client = argv[argv.index("--client") + 1] if "--client" in argv[:-1] else "claude"
     try:
         import _signal as signal
 
@@ -408,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
         pass  # no SIGALRM (Windows) or not the main thread
     try:
         raw = sys.stdin.buffer.read(MAX_STDIN + 1) if sys.stdin is not None else b""
-        out = run(event, raw)
+        out = run(event, raw, client)
         _disarm()
         if out:
             sys.stdout.write(out)

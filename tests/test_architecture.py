@@ -23,7 +23,9 @@ HOOK_ALLOWED = {
     "memindex.transcript", "memindex.index", "memindex.index.db", "memindex.index.rows", "memindex.index.reads",
     "memindex.index.vectors", "memindex.semantic", "memindex.semantic.client", "memindex.cjk", "memindex.cjk_search",
     "memindex.watch", "memindex.watch.marker", "memindex.lazy", "memindex.rootfs", "memindex.background", "memindex.lean",
-    "memindex.runtime", "memindex.memo", "memindex.filehook", "memindex.trust",
+    "memindex.runtime", "memindex.memo", "memindex.filehook", "memindex.clients",
+    "memindex.capture", "memindex.capture.triage", "memindex.capture.turn", "memindex.capture.asked",
+    "memindex.trust",
 }
 MAX_LINES = 450
 # Modules allowed past MAX_LINES, each with the reason it must stay one piece.
@@ -202,6 +204,7 @@ OPEN_ALLOWED: dict[str, str] = {
     "memindex.write.secrets": "package data (data/secret_patterns.json)",
     "memindex.config._read_user": "the user's own config (~/.config/memindex), outside every root; a dotfiles link is fine",
     "memindex.trust": "the user's trust record (~/.local/state/memindex), outside every root",
+    "memindex.capture.triage.data": "package data (data/triage.json)",
     "memindex.hook._settle_streams": "os.devnull in place of a standard stream that cannot be flushed",
     "memindex.watch.mounts.read_mounts": "/proc/self/mountinfo, the kernel's mount table",
     "memindex.evaluation": "developer tools (benchmarks, evaluation sets); never run on a memory root",

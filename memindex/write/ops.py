@@ -27,6 +27,7 @@ from ..errors import (
     HashConflict,
     IndexUnavailable,
     InvalidMemory,
+    MemindexError,
     MemoryExists,
     MemoryFileError,
     MemoryNotFound,
@@ -181,29 +182,95 @@ def write_transaction(root: Path, cfg: Config, lock_timeout: float | None) -> It
 def save_memory(
     root: str | os.PathLike[str],
     cfg: Config,
-    category: str,
+    category: str | None,
     data: object,
     *,
     now: datetime | None = None,
     lock_timeout: float | None = None,
     redact: bool = False,
 ) -> dict[str, Any]:
-    """Create a new memory; never overwrites. Returns {status, path, id, sha256, fixes,
-    indexed} (and `redacted`). Raises InvalidMemory (SecretFound: a token-shaped string,
-    unless `redact` replaces it), MemoryExists, WriteError, or LockTimeout."""
+    """Create a new memory; never overwrites. `category` None takes the memory's own
+    `category` field. Returns {status, path, id, sha256, fixes, indexed, [redacted]}. Raises
+    InvalidMemory (SecretFound unless `redact`), MemoryExists, WriteError, or LockTimeout."""
     root = Path(root)
+    rel, mem, blob, fixes, redacted = _new_file(cfg, _category_of(category, data), data, now, redact)
+    with write_transaction(root, cfg, lock_timeout) as txn:
+        sha = txn.create(rel, blob)
+        return txn.commit(txn.answer("created", rel, mem["id"], sha256=sha, fixes=fixes, **redacted))
+
+
+def _category_of(category: str | None, data: object) -> str:
+    """The category given, else the memory's own `category` field, normalised."""
+    if category is None:
+        category = data.get("category") if isinstance(data, dict) else None
+        if not isinstance(category, str):
+            raise UsageError("give the category (or a 'category' field in the memory)")
+    return normalize_category(category)
+
+
+def save_new(
+    root: str | os.PathLike[str],
+    cfg: Config,
+    category: str | None,
+    data: object,
+    *,
+    new_topic: bool = False,
+    lock_timeout: float | None = None,
+    redact: bool = False,
+) -> dict[str, Any]:
+    """Save through the candidate flow (what the memory-save skill has the model do in
+    two steps): when an active memory of the category already holds the topic (candidate
+    UPDATE, UPDATE_OR_DELETE or NOOP), nothing is written and the answer is
+    {status: "not_saved", candidate: <find_candidate's answer>}, naming the memory to
+    update and its sha256. `new_topic` saves anyway: the caller read the candidate and it
+    is another subject."""
+    from .candidate import find_candidate, memory_text
+
+    category = _category_of(category, data)
+    if not new_topic:
+        text = memory_text(category, data)
+        answer = find_candidate(root, cfg, category, text) if text.strip() else None
+        if answer is not None and answer["recommendation"] != "CREATE":
+            return {"status": "not_saved", "candidate": answer}
+    return save_memory(root, cfg, category, data, lock_timeout=lock_timeout, redact=redact)
+
+
+def _new_file(cfg: Config, category: str, data: object, now: datetime | None, redact: bool = False) -> tuple[str, dict, bytes, list[str], dict]:
+    """A new memory checked and made file bytes: (path in the root, memory, bytes, fixes,
+    {redacted} for the answer). Every new memory passes through here: secrets.scrub first."""
     category = normalize_category(category)
     data, redacted = scrub(data, redact)  # before the id is derived from the title
     mem, fixes = prepare_new(category, data, now=now, max_bytes=int(cfg["index.max_file_bytes"]))
-    rel = f"{CATEGORY_FOLDER[category]}/{mem['id']}.json"
-    blob = serialize(mem)
+    return f"{CATEGORY_FOLDER[category]}/{mem['id']}.json", mem, serialize(mem), fixes, redacted
+
+
+def save_memories(
+    root: str | os.PathLike[str],
+    cfg: Config,
+    batch: Iterable[tuple[str, object]],
+    *,
+    now: datetime | None = None,
+    lock_timeout: float | None = None,
+    redact: bool = False,
+) -> list[dict[str, Any] | MemindexError]:
+    """`save_memory` for each (category, data) of `batch`, with the same checks, under one
+    lock and one index update (an import writes hundreds: one transaction each cost 40 ms,
+    mostly fsyncs). One answer per item, in order: the answer, or the error (a WriteError,
+    or whatever else the checks raise) that refused that memory (the others are still written)."""
+    root = Path(root)
+    answers: list[dict[str, Any] | MemindexError] = []
     with write_transaction(root, cfg, lock_timeout) as txn:
-        sha = txn.create(rel, blob)
-        return txn.commit(txn.answer("created", rel, mem["id"], sha256=sha, fixes=fixes, **_redacted(redacted)))
-
-
-def _redacted(found: list[dict[str, str]]) -> dict[str, Any]:
-    return {"redacted": found} if found else {}
+        for category, data in batch:
+            try:
+                rel, mem, blob, fixes, redacted = _new_file(cfg, category, data, now, redact)
+                answers.append(txn.answer("created", rel, mem["id"], sha256=txn.create(rel, blob), fixes=fixes, **redacted))
+            except MemindexError as exc:  # whatever refuses one memory refuses only it
+                answers.append(exc)
+        done = txn.commit({})
+    for answer in answers:
+        if isinstance(answer, dict):
+            answer.update(done)
+    return answers
 
 
 def _existing(root: str | os.PathLike[str], path: str, cwd: str | None, expect_hash: str | None) -> tuple[Path, str, str]:
@@ -227,9 +294,8 @@ def update_memory(
     cwd: str | None = None,
     redact: bool = False,
 ) -> dict[str, Any]:
-    """Merge `patch` into an existing memory. Returns {status: updated|unchanged, path, id,
-    sha256, times_updated, changed}. Raises HashConflict when --expect-hash differs,
-    SecretFound when the patch holds a token-shaped string (unless `redact`)."""
+    """Merge `patch` into an existing memory. Returns {status: updated|unchanged, path, id, sha256,
+    times_updated, changed, [redacted]}. Raises HashConflict (--expect-hash), SecretFound (unless `redact`)."""
     root, rel, category = _existing(root, path, cwd, expect_hash)
     patch, redacted = scrub(patch, redact)
     with write_transaction(root, cfg, lock_timeout) as txn:
@@ -246,10 +312,8 @@ def update_memory(
         if problems:
             raise InvalidMemory(f"the updated {category} memory would be invalid", problems)
         sha = txn.replace(rel, blob)
-        return txn.commit(txn.answer(
-            "updated", rel, mem.get("id"), sha256=sha, times_updated=mem["times_updated"], changed=changed, fixes=fixes,
-            **_redacted(redacted),
-        ))
+        return txn.commit(txn.answer("updated", rel, mem.get("id"), sha256=sha, times_updated=mem["times_updated"],
+                                     changed=changed, fixes=fixes, **redacted))
 
 
 def set_status(
@@ -271,7 +335,6 @@ def set_status(
     reason: search and the hook then offer it where the retired one would have matched."""
     if action not in TRANSITIONS:
         raise UsageError(f"unknown action {action!r}")
-    # a reason has no --redact: a secret in it is replaced by its marker, never stored
     reason = clean_reason(scrub(reason, redact=True)[0] if reason is not None else None, "the reason")
     root, rel, category = _existing(root, path, cwd, expect_hash)
     if replaced_by is not None:

@@ -120,15 +120,17 @@ def _rebuild(value: object, fix) -> object:
     return value
 
 
-def scrub(record: object, redact: bool = False) -> tuple[object, list[dict[str, str]]]:
+def scrub(record: object, redact: bool = False) -> tuple[object, dict[str, list[dict[str, str]]]]:
     """What a writer may store of `record` (any JSON value): private spans removed; each
     secret refused (SecretFound, naming its field's JSON path and kind) or, with
-    `redact`, replaced by `[REDACTED:kind]`. Returns (record, [{field, kind}] redacted)."""
+    `redact`, replaced by `[REDACTED:kind]`. Returns (record, {"redacted": [{field, kind}]}
+    for the writer's answer, or {} when nothing was redacted). A retire/archive reason has
+    no --redact: it is always redacted."""
     record = _rebuild(record, strip_private)
     findings = [{"field": where, "kind": kind, "label": label}
                 for where, text in _walk(record, "") for kind, label, _, _ in find(text)]
     if not findings:
-        return record, []
+        return record, {}
     if not redact:
         raise SecretFound(
             "refusing to store what looks like a secret (memories are committed to git); remove it, "
@@ -136,4 +138,4 @@ def scrub(record: object, redact: bool = False) -> tuple[object, list[dict[str, 
             [f"{f['field']}: {f['label']} ({f['kind']})" for f in findings],
             [{"field": f["field"], "kind": f["kind"]} for f in findings],
         )
-    return _rebuild(record, lambda s: redact_text(s)[0]), [{"field": f["field"], "kind": f["kind"]} for f in findings]
+    return _rebuild(record, lambda s: redact_text(s)[0]), {"redacted": [{"field": f["field"], "kind": f["kind"]} for f in findings]}
