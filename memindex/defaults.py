@@ -23,6 +23,14 @@ SPAWN_MARKER = ".sync.spawned"  # the hooks' last background sync start (single 
 LOG_FILE = ".memindex.log"  # stderr of background syncs
 SERVE_MARKER = ".serve.pid"  # the resident worker's pid marker (flock: one worker per root)
 SERVE_SPAWN_MARKER = ".serve.spawned"  # the hooks' last worker start (single flight; a future mtime backs off)
+# Every file memindex derives in a memory root (gitignore patterns): `memindex init` lists
+# them in the root's .gitignore, so none is committed; a committed index is never read anyway
+# (memindex/provenance.py). A new derived file adds its pattern here.
+DERIVED_FILES: tuple[str, ...] = (
+    INDEX_FILE, INDEX_FILE + "-*", LOCK_FILE, WAIT_FILE, WATCH_MARKER, SPAWN_MARKER, LOG_FILE, LOG_FILE + ".1",
+    SERVE_MARKER, SERVE_SPAWN_MARKER, INDEX_MD, ".*.tmp",
+)
+GITIGNORE = ".gitignore"
 
 # The hooks (Claude Code runs them with a 10 s timeout of its own).
 HOOK_MAX_STDIN = 16 * 1024 * 1024
