@@ -63,9 +63,9 @@ def private_runtime(monkeypatch: pytest.MonkeyPatch):
     base = tempfile.mkdtemp(prefix="mi", dir="/tmp")
     os.chmod(base, 0o700)
     monkeypatch.setenv("XDG_RUNTIME_DIR", base)
-    # ... and no user config or trust record but its own (memindex trust, config layers)
+    # ... and no user config but its own (config layers); trust records go to the run's
+    # XDG_STATE_HOME above, keyed by each test's own paths
     monkeypatch.setenv("XDG_CONFIG_HOME", os.path.join(base, "config"))
-    monkeypatch.setenv("XDG_STATE_HOME", os.path.join(base, "state"))
     monkeypatch.delenv("MEMINDEX_CONFIG_JSON", raising=False)
     yield Path(base)
     shutil.rmtree(base, ignore_errors=True)
