@@ -191,8 +191,7 @@ def save_memory(
     data: object,
     *,
     now: datetime | None = None,
-    lock_timeout: float | None = None,
-    redact: bool = False,
+    lock_timeout: float | None = None, redact: bool = False,
 ) -> dict[str, Any]:
     """Create a new memory; never overwrites. `category` None takes the memory's own
     `category` field. Returns {status, path, id, sha256, fixes, indexed, [redacted]}. Raises
@@ -220,8 +219,7 @@ def save_new(
     data: object,
     *,
     new_topic: bool = False,
-    lock_timeout: float | None = None,
-    redact: bool = False,
+    lock_timeout: float | None = None, redact: bool = False,
 ) -> dict[str, Any]:
     """Save through the candidate flow (what the memory-save skill has the model do in
     two steps): when an active memory of the category already holds the topic (candidate
@@ -241,8 +239,7 @@ def save_new(
 
 
 def _new_file(cfg: Config, category: str, data: object, now: datetime | None, redact: bool = False) -> tuple[str, dict, bytes, list[str], dict]:
-    """A new memory checked and made file bytes: (path in the root, memory, bytes, fixes,
-    {redacted} for the answer). Every new memory passes through here: secrets.scrub first."""
+    """A new memory (secrets.scrub first) as (path in the root, memory, bytes, fixes, {redacted})."""
     category = normalize_category(category)
     data, redacted = scrub(data, redact)  # before the id is derived from the title
     mem, fixes = prepare_new(category, data, now=now, max_bytes=int(cfg["index.max_file_bytes"]))
@@ -255,8 +252,7 @@ def save_memories(
     batch: Iterable[tuple[str, object]],
     *,
     now: datetime | None = None,
-    lock_timeout: float | None = None,
-    redact: bool = False,
+    lock_timeout: float | None = None, redact: bool = False,
 ) -> list[dict[str, Any] | MemindexError]:
     """`save_memory` for each (category, data) of `batch`, with the same checks, under one
     lock and one index update (an import writes hundreds: one transaction each cost 40 ms,
@@ -296,8 +292,7 @@ def update_memory(
     expect_hash: str | None = None,
     now: datetime | None = None,
     lock_timeout: float | None = None,
-    cwd: str | None = None,
-    redact: bool = False,
+    cwd: str | None = None, redact: bool = False,
 ) -> dict[str, Any]:
     """Merge `patch` into an existing memory. Returns {status: updated|unchanged, path, id, sha256,
     times_updated, changed, [redacted]}. Raises HashConflict (--expect-hash), SecretFound (unless `redact`)."""
