@@ -26,6 +26,7 @@ HOOK_ALLOWED = {
     "memindex.runtime", "memindex.memo", "memindex.filehook", "memindex.clients", "memindex.provenance",
     "memindex.capture", "memindex.capture.triage", "memindex.capture.turn", "memindex.capture.asked",
     "memindex.trust",
+    "memindex.relevance",
 }
 MAX_LINES = 450
 # Modules allowed past MAX_LINES, each with the reason it must stay one piece.
@@ -205,6 +206,7 @@ OPEN_ALLOWED: dict[str, str] = {
     "memindex.config._read_user": "the user's own config (~/.config/memindex), outside every root; a dotfiles link is fine",
     "memindex.trust": "the user's trust record (~/.local/state/memindex), outside every root",
     "memindex.capture.triage.data": "package data (data/triage.json)",
+    "memindex.relevance": "package data (data/relevance.json, the relevance model's weights)",
     "memindex.hook._settle_streams": "os.devnull in place of a standard stream that cannot be flushed",
     "memindex.watch.mounts.read_mounts": "/proc/self/mountinfo, the kernel's mount table",
     "memindex.evaluation": "developer tools (benchmarks, evaluation sets); never run on a memory root",

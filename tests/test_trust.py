@@ -55,7 +55,7 @@ def test_the_looser_table_names_real_settings_with_a_direction() -> None:
         assert way in ("up", "down", "any"), (key, way)
         leaf = _leaf(key)
         if way != "any":
-            assert isinstance(leaf.default, (bool, int, float)), key
+            assert isinstance(leaf.default, (bool, int, float)) or leaf.kind in (int, float), key
     for key in ("semantic.enabled", "semantic.model", "retrieval.max_inject", "retrieval.relative_cutoff",
                 "retrieval.min_coverage", "retrieval.min_relative_coverage", "retrieval.min_prompt_chars",
                 "retrieval.tool_anchors", "semantic.max_cosine_gap", "semantic.min_standout"):
@@ -64,6 +64,8 @@ def test_the_looser_table_names_real_settings_with_a_direction() -> None:
     assert looser("retrieval.relative_cutoff", 0.0, 0.7) and not looser("retrieval.relative_cutoff", 0.9, 0.7)
     assert looser("semantic.enabled", True, False) and not looser("semantic.enabled", False, True)
     assert looser("semantic.model", "x/y", DEFAULTS["semantic.model"]) and not looser("watch.debounce_ms", 10, 400)
+    # retrieval.min_confidence: unset (the shipped model's threshold) has no direction: any value needs trust
+    assert looser("retrieval.min_confidence", 0.0, None) and not looser("retrieval.min_confidence", 0.9, 0.5)
 
 
 # Settings a project's config may set freely, each with why it cannot make memindex do more
