@@ -25,6 +25,7 @@ HOOK_ALLOWED = {
     "memindex.watch", "memindex.watch.marker", "memindex.lazy", "memindex.rootfs", "memindex.background", "memindex.lean",
     "memindex.runtime", "memindex.memo", "memindex.filehook", "memindex.clients", "memindex.provenance",
     "memindex.capture", "memindex.capture.triage", "memindex.capture.turn", "memindex.capture.asked",
+    "memindex.trust",
     "memindex.relevance",
     "memindex.capture.schedule", "memindex.capture.ids",
 }
@@ -206,6 +207,10 @@ OPEN_ALLOWED: dict[str, str] = {
     "memindex.cli.candidate": "the user's own --new-info-file input",
     "memindex.scaffold": "package data, and .claude/settings.json outside the memory root that `init` edits",
     "memindex.intent": "package data (data/intents.json)",
+    "memindex.render._unsafe_table": "package data (data/unsafe_chars.json)",
+    "memindex.write.secrets": "package data (data/secret_patterns.json)",
+    "memindex.config._read_user": "the user's own config (~/.config/memindex), outside every root; a dotfiles link is fine",
+    "memindex.trust": "the user's trust record (~/.local/state/memindex), outside every root",
     "memindex.capture.triage.data": "package data (data/triage.json)",
     "memindex.relevance": "package data (data/relevance.json, the relevance model's weights)",
     "memindex.hook._settle_streams": "os.devnull in place of a standard stream that cannot be flushed",

@@ -107,8 +107,9 @@ def write_summaries(
 
     saves = [i for i in todo if plans[i][0] == "save"]
     updates = [i for i in todo if plans[i][0] == "update"]
-    done = save_memories(root, cfg, [plans[i][1:4] for i in saves], lock_timeout=lock_timeout) if saves else []
-    done += update_memories(root, cfg, [plans[i][1:3] for i in updates], lock_timeout=lock_timeout) if updates else []
+    # a token in a transcript is replaced by its marker: one secret must not cost the session its summary
+    done = save_memories(root, cfg, [plans[i][1:4] for i in saves], lock_timeout=lock_timeout, redact=True) if saves else []
+    done += update_memories(root, cfg, [plans[i][1:3] for i in updates], lock_timeout=lock_timeout, redact=True) if updates else []
     for i, answer in zip(saves + updates, done):
         if isinstance(answer, WriteError):
             answer = {**answer.to_json(), "status": "failed"}

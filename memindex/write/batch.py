@@ -22,7 +22,7 @@ def save_memories(
     batch: Iterable[tuple],
     *,
     now: datetime | None = None,
-    lock_timeout: float | None = None,
+    lock_timeout: float | None = None, redact: bool = False,
 ) -> list[dict[str, Any] | MemindexError]:
     """`save_memory` for each (category, data[, folder]) of `batch`, with the same checks, under one
     lock and one index update (an import writes hundreds: one transaction each cost 40 ms,
@@ -33,8 +33,8 @@ def save_memories(
     with write_transaction(root, cfg, lock_timeout) as txn:
         for category, data, *folder in batch:
             try:
-                rel, mem, blob, fixes = _new_file(cfg, category, data, now, *folder)
-                answers.append(txn.answer("created", rel, mem["id"], sha256=txn.create(rel, blob), fixes=fixes))
+                rel, mem, blob, fixes, redacted = _new_file(cfg, category, data, now, *folder, redact=redact)
+                answers.append(txn.answer("created", rel, mem["id"], sha256=txn.create(rel, blob), fixes=fixes, **redacted))
             except MemindexError as exc:  # whatever refuses one memory refuses only it
                 answers.append(exc)
         done = txn.commit({})
@@ -50,7 +50,7 @@ def update_memories(
     batch: Iterable[tuple[str, object]],
     *,
     now: datetime | None = None,
-    lock_timeout: float | None = None,
+    lock_timeout: float | None = None, redact: bool = False,
 ) -> list[dict[str, Any] | MemindexError]:
     """`update_memory` for each (path, patch) of `batch`, with the same checks, under one
     lock and one index update (as `save_memories`). One answer per item, in order: the
@@ -60,7 +60,7 @@ def update_memories(
         for path, patch in batch:
             try:
                 _, rel, category = _existing(root, path, None, None)
-                answers.append(_update_in(txn, rel, category, patch, None, now))
+                answers.append(_update_in(txn, rel, category, patch, None, now, redact))
             except MemindexError as exc:  # whatever refuses one update refuses only it
                 answers.append(exc)
         done = txn.commit({})
