@@ -7,8 +7,8 @@ import re
 from typing import Any
 
 from .defaults import (
-    CATEGORIES, CATEGORY_FOLDER, QUESTION_MAX_CHARS, QUESTIONS_MAX, RECORD_STATUSES, SCHEMA_VERSION, SOURCE_KINDS,
-    TAGS_MAX, TITLE_MAX,
+    CATEGORIES, CATEGORY_FOLDER, FOLDERS, QUESTION_MAX_CHARS, QUESTIONS_MAX, RECORD_STATUSES, SCHEMA_VERSION,
+    SOURCE_KINDS, TAGS_MAX, TITLE_MAX,
 )
 from .errors import short
 
@@ -230,7 +230,7 @@ def validate_memory(data: Any, rel: str) -> list[str]:
         shown = short(category)
         return [f"bad value for 'category': {shown} (expected one of {', '.join(CATEGORIES)})"]
     problems = [_message(e) for e in sorted(_validator(category).iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))]
-    if CATEGORY_FOLDER[category] != folder:
+    if FOLDERS.get(folder) != category:
         problems.append(f"file is outside its category folder: {category} belongs in {CATEGORY_FOLDER[category]}/, not {folder}/")
     stem = name[: -len(".json")] if name.endswith(".json") else name
     if isinstance(data.get("id"), str) and data["id"] != stem:
