@@ -312,3 +312,13 @@ def test_pooled_paraphrase_recall_weighs_each_set_by_its_prompts() -> None:
         ("a", "dev", "v"): {"R@10": 0.5, "positives": 10},
     }
     assert pooled(summary) == {("dev", "v"): 0.75}
+
+
+def test_a_secret_in_a_question_is_refused(root: Path) -> None:
+    """The write path's secret refusal covers the questions as every other field."""
+    from memindex.errors import SecretFound
+
+    key = "AKIA" + "Z7QW3RT5YU2IO4PL"  # an AWS access key id shape
+    with pytest.raises(SecretFound, match="questions"):
+        save_memory(root, Config(), "runbook", dict(RUNBOOK, questions=[f"why is {key} rejected?"]))
+    assert not (root / "runbooks" / "apns-certificate-expiry.json").exists()
