@@ -1,7 +1,9 @@
 """The injection policy: which memories the prompt hook puts in front of the assistant.
 
 It sits above the search engine (`query`) and the old matcher (`legacy`): the hook, the
-evaluation and `memindex explain` call `decide`, so all three see the same rules. Each
+evaluation and `memindex explain` call `decide`, so all three see the same rules. Under
+`match_strategy: calibrated` the relevance model (`memindex.relevance.choose`) takes the
+place of rules 1, 2, 6 and 7's thresholds over the same candidate pool (`candidate_pool`). Each
 rule has a reason and none is an absolute BM25 threshold:
 
 1. candidates: the top `max_inject` active hits scoring at least `relative_cutoff` of the
@@ -295,7 +297,9 @@ def decide(
         outcome.intent = pool.intent
         outcome.dense = _dense(dense, pool.hits)
         if cfg["retrieval.match_strategy"] == "calibrated":
-            picks = calibrated(conn, with_nearest(conn, pool, outcome.dense, now), cfg, now, outcome)
+            from .relevance import choose
+
+            picks = choose(conn, with_nearest(conn, pool, outcome.dense, now), cfg, now, outcome)
         else:
             picks = by_rules(conn, pool, cfg, now, outcome)
     outcome.hits = _not_again(conn, picks[:max_inject], session, shown_prefix, cfg, outcome)
@@ -313,29 +317,6 @@ def by_rules(conn: sqlite3.Connection, pool: Pool, cfg: Config, now: datetime | 
         outcome.note(h, True, "a clear word match" + why)
     if outcome.dense is not None and len(picks) < cfg["retrieval.max_inject"] and not general:
         picks += standout(conn, picks, outcome.dense, pool.filters, cfg, now, outcome)
-    return picks
-
-
-def calibrated(conn: sqlite3.Connection, pool: Pool, cfg: Config, now: datetime | None, outcome: Outcome) -> list[Hit]:
-    """The relevance model decides (`match_strategy: calibrated`): every candidate's
-    P(relevant) from all the evidence at once (memindex/relevance); the best ones reaching
-    `retrieval.min_confidence`, at most `max_inject`."""
-    from . import relevance
-
-    model = relevance.load("semantic" if outcome.dense is not None else "lexical")
-    floor = cfg["retrieval.min_confidence"]
-    floor = model.min_confidence if floor is None else floor
-    scored = [(model.prob(f), h, f) for h, f in relevance.features(conn, pool, now, outcome.dense)]
-    scored.sort(key=lambda s: -s[0])
-    picks: list[Hit] = []
-    for p, h, f in scored:
-        why = ", ".join(f"{words} {'+' if push > 0 else '-'}" for words, push in model.reasons(f))
-        if p >= floor and len(picks) < cfg["retrieval.max_inject"]:
-            picks.append(h)
-            outcome.note(h, True, f"P(relevant) {p:.2f} >= min_confidence {floor:.2f}" + (f": {why}" if why else ""), p)
-        else:
-            bar = f"under min_confidence {floor:.2f}" if p < floor else f"beyond max_inject {cfg['retrieval.max_inject']}"
-            outcome.note(h, False, f"P(relevant) {p:.2f}, {bar}" + (f": {why}" if why else ""), p)
     return picks
 
 

@@ -21,8 +21,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from ..config import Config
     from ..hits import Hit
-    from ..inject import Dense, Pool
+    from ..inject import Dense, Outcome, Pool
     from ..lean import sqlite3
 
 WEIGHTS_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "relevance.json")
@@ -194,3 +195,24 @@ def load(kind: str = "lexical", path: str = WEIGHTS_FILE) -> Model:
         _models[key] = Model(kind, float(m["bias"]), {k: float(v) for k, v in m["weights"].items()},
                              {k: float(v) for k, v in m["means"].items()}, float(m["min_confidence"]))
     return _models[key]
+
+
+def choose(conn: sqlite3.Connection, pool: Pool, cfg: Config, now: datetime | None, outcome: Outcome) -> list[Hit]:
+    """The relevance model decides (`match_strategy: calibrated`): every candidate's
+    P(relevant) from all the evidence at once; the best ones reaching
+    `retrieval.min_confidence`, at most `max_inject`."""
+    model = load("semantic" if outcome.dense is not None else "lexical")
+    floor = cfg["retrieval.min_confidence"]
+    floor = model.min_confidence if floor is None else floor
+    scored = [(model.prob(f), h, f) for h, f in features(conn, pool, now, outcome.dense)]
+    scored.sort(key=lambda s: -s[0])
+    picks: list[Hit] = []
+    for p, h, f in scored:
+        why = ", ".join(f"{words} {'+' if push > 0 else '-'}" for words, push in model.reasons(f))
+        if p >= floor and len(picks) < cfg["retrieval.max_inject"]:
+            picks.append(h)
+            outcome.note(h, True, f"P(relevant) {p:.2f} >= min_confidence {floor:.2f}" + (f": {why}" if why else ""), p)
+        else:
+            bar = f"under min_confidence {floor:.2f}" if p < floor else f"beyond max_inject {cfg['retrieval.max_inject']}"
+            outcome.note(h, False, f"P(relevant) {p:.2f}, {bar}" + (f": {why}" if why else ""), p)
+    return picks
