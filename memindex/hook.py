@@ -17,6 +17,7 @@ from .defaults import (
     DENSE_K,
     FILES_TAIL_BYTES,
     FOLDERS,
+    FRESH_SYNC_MIN_S,
     HOOK_BUDGET_S as BUDGET_S,
     HOOK_MAX_STDIN as MAX_STDIN,
     LOG_FILE,
@@ -83,19 +84,25 @@ def _start_sync(root, paths: list[str] | None, lock_timeout: float, rebuild: boo
     return start(root, *args)
 
 
-def spawn_sync(root, paths: list[str] | None = None, lock_timeout: float = 0.0) -> None:
+def spawn_sync(root, paths: list[str] | None = None, lock_timeout: float = 0.0, guard_s: float = SPAWN_GUARD_S) -> None:
     """Start one detached `memindex sync` (single-flight: the lock, plus a short guard so a
     burst of prompts does not start a burst of processes)."""
     marker = os.path.join(root, SPAWN_MARKER)
-    from .watch.marker import watcher_pid
-
-    if watcher_pid(root) is not None:
-        return  # `memindex watch` keeps this root fresh already
     from . import rootfs
+
     try:
-        if paths is None and not rootfs.single_flight(marker, SPAWN_GUARD_S):
+        if paths is None and not rootfs.single_flight(marker, guard_s):
             return
-        _start_sync(root, paths, lock_timeout)
+        from .watch.marker import watcher_pid
+
+        if watcher_pid(root) is not None:
+            return  # `memindex watch` keeps this root fresh already
+        if paths is None:
+            from .background import start_detached
+
+            start_detached(root, "sync", "--quiet", "--lock-timeout", str(lock_timeout))
+        else:
+            _start_sync(root, paths, lock_timeout)
     except UnsafeFile as exc:
         note(f"no background sync: {exc}")
     except OSError as exc:
@@ -237,7 +244,9 @@ def _answer(root, prompt: str, cfg, options: dict) -> list:
     conn = index.open_reader(root, busy_ms=1000)
     try:
         if index.is_stale(conn, root):
-            spawn_sync(root)
+            spawn_sync(root, guard_s=FRESH_SYNC_MIN_S)
+        elif index.sync_due(conn):  # an edit in place moves no folder: a periodic sync sees it
+            spawn_sync(root, guard_s=FRESH_SYNC_MIN_S)
         return auto_inject(conn, prompt, cfg, **options)
     finally:
         conn.close()

@@ -14,6 +14,7 @@ import os
 import stat as stat_mod
 import time
 
+from .defaults import FUTURE_SLACK_S
 from .errors import UnsafeFile
 
 _BASE = os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
@@ -32,10 +33,12 @@ def why_unsafe(st: os.stat_result, folder: bool = False) -> str | None:
     return None
 
 
-def single_flight(path: str, window_s: float) -> bool:
+def single_flight(path: str, window_s: float, ahead_s: float = FUTURE_SLACK_S) -> bool:
     """At most one start per `window_s`: False when the guard file at `path` was touched
-    less than that ago (an mtime in the future backs off longer), else touch it and say
-    True. The guard is checked like every root file (no link, FIFO or foreign file)."""
+    less than that ago, else touch it and say True. An mtime up to `ahead_s` in the future
+    backs off (a deliberate back-off); further ahead, the clock was set back since: the
+    guard has expired, it would otherwise silence every start until the clock caught up.
+    The guard is checked like every root file (no link, FIFO or foreign file)."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -44,10 +47,19 @@ def single_flight(path: str, window_s: float) -> bool:
         reason = why_unsafe(st)
         if reason:
             raise UnsafeFile(path, reason)
-        if time.time() - st.st_mtime < window_s:
+        if not expired(st.st_mtime, window_s, ahead_s):
             return False
     write(path, b"")
+    if st is not None and st.st_mtime > time.time():
+        os.utime(path)  # truncating kept the future mtime on some systems: now, explicitly
     return True
+
+
+def expired(mtime: float, window_s: float, ahead_s: float = FUTURE_SLACK_S) -> bool:
+    """Is a guard touched at `mtime` older than `window_s`, or further than `ahead_s` in
+    the future (the clock went back)?"""
+    age = time.time() - mtime
+    return age >= window_s or age < -(window_s + ahead_s)
 
 
 def open_fd(path: str, flags: int = os.O_RDONLY, mode: int = 0o600) -> int:

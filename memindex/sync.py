@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Iterator
 
 from . import index, rootfs
 from .config import Config, load_config
-from .defaults import FOLDERS, INDEX_MD, LOCK_FILE, WAIT_FILE
+from .defaults import FOLDERS, INDEX_MD, LOCK_FILE, RACY_WINDOW_NS, WAIT_FILE
 from .files import replace_atomic
 from .paths import safe_relpath
 from .paths import FileStat, display_prefix
@@ -215,12 +215,30 @@ def _diff(
     return to_read, gone
 
 
+def racy(st: FileStat, start_ns: int) -> FileStat:
+    """Git's racy-timestamp rule: a file whose mtime or ctime is not older than the sync's
+    start (less RACY_WINDOW_NS, the coarsest timestamp tick) could be written again within
+    the same tick, leaving the same stat. It is stored with size -1, so the next diff
+    re-reads it whatever its stat says then."""
+    if max(st.mtime_ns, st.ctime_ns) > start_ns - RACY_WINDOW_NS:
+        return FileStat(st.mtime_ns, -1, st.ctime_ns)
+    return st
+
+
+def is_recheck(old: FileStat | None, new: FileStat) -> bool:
+    """A racy file re-read with a stat that did not move: not counted as a change."""
+    return old is not None and old.size == -1 and (old.mtime_ns, old.ctime_ns) == (new.mtime_ns, new.ctime_ns)
+
+
 def pending(root: Path, conn: sqlite3.Connection) -> tuple[int, int]:
     """(new or changed files, removed files) that the next sync would apply: a full walk,
-    for `status`; the hook's cheap check is `index.is_stale`."""
+    for `status`; the hook's cheap check is `index.is_stale`. Racy files the next sync
+    re-reads only in case are not counted."""
     problems: dict[str, str] = {}
     current = walk(root, problems)
-    to_read, gone = _diff(current, *index.stored_stats(conn), problems)
+    docs, bad = index.stored_stats(conn)
+    to_read, gone = _diff(current, docs, bad, problems)
+    to_read = [p for p in to_read if not is_recheck(docs.get(p) or bad.get(p), current[p])]
     return len(to_read), len(gone)
 
 
@@ -234,13 +252,17 @@ def _sync_locked(
     folders_before: dict[str, int] | None = None,
 ) -> SyncReport:
     started = time.perf_counter()
+    start_ns = time.time_ns()
     report = SyncReport()
     conn, why = index.open_writer(root)
     try:
         folder_mtimes = index.folder_mtimes(root)  # before the walk: later changes stay visible
+        # A folder changed within the racy window may change again unseen: stale next time.
+        racy_folders = {k: -1 if v > start_ns - RACY_WINDOW_NS else v for k, v in folder_mtimes.items()}
         only_list = list(only) if only is not None else None
         if why and only_list is not None:
             only_list = None  # a new or repaired index needs every file, not just these
+        fingerprint = index.stat_fingerprint(root) if only_list is None else None
         current = _diff_targets(root, only_list, report.problems)
         docs, bad = index.stored_stats(conn)
         if only_list is not None:
@@ -261,26 +283,36 @@ def _sync_locked(
                 report.removed = index.remove(conn, gone)
                 # A writer killed after COMMIT but before index.md was rewritten left the flag on.
                 lines_changed = bool(report.removed) or bool(why) or bool(index.get_meta(conn).get("index_md_dirty"))
+                racy_files = 0
                 for rel in _insertion_order(to_read):
                     try:
                         mem, st = load_memory(root, rel, max_bytes)
                     except MemoryFileError as exc:
                         report.problems[rel] = str(exc)
-                        lines_changed |= index.mark_invalid(conn, rel, current[rel], str(exc))
+                        st = racy(current[rel], start_ns)
+                        lines_changed |= index.mark_invalid(conn, rel, st, str(exc))
                     else:
+                        recheck = is_recheck(docs.get(rel), st)
+                        st = racy(st, start_ns)
                         lines_changed |= index.upsert(conn, mem, st)
-                        if rel in docs:
-                            report.updated += 1
-                        else:
+                        if rel not in docs:
                             report.added += 1
+                        elif not recheck:
+                            report.updated += 1
+                    racy_files += st.size == -1
                     if bar is not None:
                         bar.update(1)
                 if only_list is None:
-                    index.set_meta(conn, folder_mtimes=folder_mtimes, last_sync_ns=index.now_ns())
+                    if racy_files or racy_folders != folder_mtimes:
+                        fingerprint = None  # `search` syncs again until the racy window has passed
+                    index.set_meta(
+                        conn, folder_mtimes=racy_folders, last_sync_ns=index.now_ns(), fingerprint=fingerprint,
+                        sync_ms=round((time.perf_counter() - started) * 1000, 1),
+                    )
                 else:
                     index.set_meta(conn, last_write_ns=index.now_ns())
                     if folders_before is not None and index.get_meta(conn).get("folder_mtimes") == folders_before:
-                        index.set_meta(conn, folder_mtimes=folder_mtimes)
+                        index.set_meta(conn, folder_mtimes=racy_folders)
                 count = index.count_documents(conn)
                 index.set_meta(conn, doc_count=count)
                 if lines_changed:

@@ -46,6 +46,13 @@ def counts(report) -> tuple[int, int, int]:
     return report.added, report.updated, report.removed
 
 
+@pytest.fixture
+def settled(monkeypatch):
+    """Files as if written longer ago than the racy-timestamp window (a clock with fine
+    ticks): a second sync re-reads nothing. The rule itself: tests/test_freshness.py."""
+    monkeypatch.setattr(sync_mod, "RACY_WINDOW_NS", 0)
+
+
 def count_reads(monkeypatch) -> list[str]:
     """Record every file sync reads (load_memory calls)."""
     seen: list[str] = []
@@ -80,7 +87,7 @@ class TestIncremental:
         assert doc_rows(memory_root) == []
         assert (memory_root / "index.md").read_text().count("\n- [") == 0
 
-    def test_second_sync_is_idempotent(self, memory_root, monkeypatch):
+    def test_second_sync_is_idempotent(self, memory_root, monkeypatch, settled):
         populate(memory_root, 30)
         write_raw(memory_root, "decisions/broken.json", "{")
         first = sync(memory_root)
@@ -188,7 +195,7 @@ class TestIncremental:
         assert counts(sync(memory_root)) == (0, 1, 0)
         assert doc_rows(memory_root)[0][3] == "retired"
 
-    def test_is_stale_follows_folder_changes(self, memory_root):
+    def test_is_stale_follows_folder_changes(self, memory_root, settled):
         sync(memory_root)
         conn = index.open_reader(memory_root)
         try:
@@ -228,7 +235,7 @@ class TestIncremental:
 
 
 class TestInvalid:
-    def test_invalid_files_counted_reported_and_not_reread(self, memory_root, monkeypatch):
+    def test_invalid_files_counted_reported_and_not_reread(self, memory_root, monkeypatch, settled):
         write_mem(memory_root, "decision", "good", "Good one", ["a"])
         write_raw(memory_root, "decisions/bad-json.json", '{"category": "decision",\n "title": ,}')
         write_raw(memory_root, "decisions/binary.json", b"\x00\x01\x02\x03")
@@ -303,7 +310,7 @@ class TestInvalid:
         # index.md lists what the index holds: the broken memory must be gone from it too
         assert "soon-bad.json" not in (memory_root / "index.md").read_text()
 
-    def test_unreadable_file_is_reread_after_chmod(self, memory_root, enforce_read_permissions, monkeypatch):
+    def test_unreadable_file_is_reread_after_chmod(self, memory_root, enforce_read_permissions, monkeypatch, settled):
         path = write_mem(memory_root, "decision", "locked", "Locked decision", ["a"])
         os.chmod(path, 0)
         try:

@@ -12,12 +12,15 @@ from .db import (
     get_meta,
     index_path,
     is_corruption,
+    is_current,
     is_stale,
     now_ns,
     open_reader,
     open_writer,
     remove_db_files,
     set_meta,
+    stat_fingerprint,
+    sync_due,
     transaction,
 )
 
@@ -38,7 +41,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "IndexUnavailable", "PREFIX_MARK", "describe", "folder_mtimes", "get_meta", "index_path", "is_corruption",
-    "is_stale", "mark_invalid", "now_ns", "open_reader", "open_writer", "remove", "remove_db_files", "reset",
-    "set_meta", "stored_stats", "tag_key", "upsert", "transaction", "count_documents", "count_invalid",
+    "is_current", "is_stale", "mark_invalid", "now_ns", "open_reader", "open_writer", "remove", "remove_db_files", "reset",
+    "set_meta", "stat_fingerprint", "stored_stats", "sync_due", "tag_key", "upsert", "transaction", "count_documents", "count_invalid",
     "index_md_lines", "optimize",
 ]

@@ -1,0 +1,210 @@
+"""What is on disk is what the next search and prompt see (issue 26, findings 1-3).
+
+Each test reproduces a finding as the issue describes it: an edit in place (same inode),
+a filesystem with 1 s timestamps (simulated here by truncating every stat to the second;
+a real loop-mounted ext2 in scripts/stress.py's freshness phase), and a guard file left
+in the future by a clock set back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memindex import index
+from memindex import sync as sync_mod
+from memindex.config import Config
+from memindex.defaults import SPAWN_MARKER
+from memindex.paths import FileStat
+from memindex.sync import sync
+
+from conftest import cli_cmd, cli_env, search_paths, write_mem
+from test_hook import project, prompt_json, put, run_hook  # noqa: F401  (the hook's fixture)
+
+
+def rewrite_in_place(path: Path, old: str, new: str) -> None:
+    """`open(..., "r+")`: the same inode, the folder's mtime untouched."""
+    ino = path.stat().st_ino
+    with open(path, "r+", encoding="utf-8") as fh:
+        text = fh.read().replace(old, new)
+        fh.seek(0)
+        fh.write(text)
+        fh.truncate()
+    assert path.stat().st_ino == ino
+
+
+def age_last_sync(root: Path, seconds: float) -> None:
+    """As if the last full sync ran `seconds` ago and the racy window has passed."""
+    conn = sqlite3.connect(root / ".index.db")
+    with conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'last_sync_ns'", (json.dumps(time.time_ns() - int(seconds * 1e9)),))
+    conn.close()
+
+
+# --- finding 1: edits in place -----------------------------------------------------------
+
+
+def test_search_sees_an_edit_in_place(tmp_path: Path) -> None:
+    """Finding 1: `memindex search WORD` printed nothing after `open(..., "r+")` added WORD."""
+    root = tmp_path / "p" / ".claude" / "memory"
+    path = write_mem(root, "decision", "db", "Chose postgres", ["db"], {"context": "relational data"})
+    sync(root, Config())
+    folder_before = os.stat(root / "decisions").st_mtime_ns
+    rewrite_in_place(path, "relational data", "relational zanzibarite data")
+    assert os.stat(root / "decisions").st_mtime_ns == folder_before  # the O(1) check cannot see it
+    out = subprocess.run(cli_cmd("--root", str(root), "search", "zanzibarite"), capture_output=True, text=True,
+                         env=cli_env(), timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "decisions/db.json" in out.stdout
+    explain = subprocess.run(cli_cmd("--root", str(root), "explain", "--json", "why zanzibarite relational"),
+                             capture_output=True, text=True, env=cli_env(), timeout=60)
+    assert any(c["path"].endswith("decisions/db.json") for c in json.loads(explain.stdout)["considered"])
+
+
+def test_prompt_hook_sees_an_edit_in_place_without_the_watcher(project: Path) -> None:
+    """Finding 1: the hook injected the old version until an explicit sync. Now a prompt
+    that finds the last full sync older than a few seconds starts one in the background."""
+    root = project / ".claude" / "memory"
+    path = root / "runbooks" / "stripe-webhook-signature.json"
+    prompt = "quokkaflux zebrafinch keeps failing again"
+    rewrite_in_place(path, "rotate the secret", "quokkaflux zebrafinch")
+    age_last_sync(root, 60)
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        out = run_hook(prompt_json(project, prompt))
+        assert out.returncode == 0
+        if "stripe-webhook-signature.json" in out.stdout.decode():
+            break
+        time.sleep(0.3)
+    else:
+        pytest.fail("the prompt hook never saw the edit made in place")
+
+
+def test_the_hook_itself_stays_o1(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The periodic sync is started, never run by the hook: no stat of the memory files."""
+    from memindex import hook
+
+    root = project / ".claude" / "memory"
+    age_last_sync(root, 60)
+    stats: list[str] = []
+    real_scandir = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda p=".": stats.append(str(p)) or real_scandir(p))
+    started: list[tuple] = []
+    monkeypatch.setattr("memindex.background.start_detached", lambda *a: started.append(a) or 0)
+    hook.run("prompt", prompt_json(project, "why do stripe webhooks fail with 400?").encode())
+    assert started and started[0][1] == "sync"
+    assert not any("runbooks" in p or "decisions" in p for p in stats)
+    # A second prompt within the guard starts nothing more.
+    hook.run("prompt", prompt_json(project, "why do stripe webhooks fail with 400?").encode())
+    assert len(started) == 1
+
+
+# --- finding 2: 1-second timestamps ------------------------------------------------------
+
+
+@pytest.fixture
+def coarse_clock(monkeypatch: pytest.MonkeyPatch):
+    """Every stat memindex takes, truncated to the whole second (ext2/ext3, FAT, HFS+)."""
+    real_of = FileStat.of.__func__
+
+    def of(cls, st):
+        got = real_of(cls, st)
+        return FileStat(got.mtime_ns // 10**9 * 10**9, got.size, got.ctime_ns // 10**9 * 10**9)
+
+    monkeypatch.setattr(FileStat, "of", classmethod(of))
+    real_fp = getattr(index, "stat_fingerprint", lambda root: [0, 0])
+    monkeypatch.setattr(index, "stat_fingerprint", lambda root: [real_fp(root)[0], 0], raising=False)  # no finer stat
+
+
+def early_in_a_second() -> None:
+    while time.time() % 1 > 0.4:
+        time.sleep(0.05)
+
+
+def test_same_second_same_size_edit_is_reread(tmp_path: Path, coarse_clock) -> None:
+    """Finding 2: on 1 s timestamps, a same-size edit in the second of the last sync was
+    never re-read: `sync` said 0 updated forever and search kept the old text."""
+    root = tmp_path / "p" / ".claude" / "memory"
+    early_in_a_second()
+    path = write_mem(root, "decision", "db", "Chose postgres", ["db"], {"context": "alpha words"})
+    sync(root, Config())
+    rewrite_in_place(path, "alpha", "gamma")  # same size, same second
+    sync(root, Config())
+    assert search_paths(root, "gamma") == ["decisions/db.json"]
+    assert search_paths(root, "alpha") == []
+
+
+def test_racy_file_is_reread_once_the_window_has_passed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rule's other half: once a file is older than the window, the next sync stores
+    its real stat and later syncs read nothing."""
+    root = tmp_path / "p" / ".claude" / "memory"
+    write_mem(root, "decision", "db", "Chose postgres", ["db"], {"context": "alpha words"})
+    first = sync(root, Config())
+    assert first.added == 1
+    conn = index.open_reader(root)
+    assert conn.execute("SELECT size FROM documents").fetchone()[0] == -1  # racy: re-read next time
+    assert index.get_meta(conn)["fingerprint"] is None
+    conn.close()
+    monkeypatch.setattr(sync_mod, "RACY_WINDOW_NS", 0)  # as if 2 s had passed
+    second = sync(root, Config())
+    assert (second.added, second.updated) == (0, 0)  # a re-check, not an update
+    conn = index.open_reader(root)
+    assert conn.execute("SELECT size FROM documents").fetchone()[0] > 0
+    assert index.is_current(conn, root)
+    conn.close()
+
+
+# --- finding 3: the clock set back ---------------------------------------------------------
+
+
+def test_future_spawn_guard_does_not_stop_background_syncs(project: Path) -> None:
+    """Finding 3: `.sync.spawned` with an mtime in the future stopped the hooks'
+    background syncs silently: a new memory was never injected across prompts."""
+    root = project / ".claude" / "memory"
+    guard = root / SPAWN_MARKER
+    guard.write_bytes(b"")
+    future = time.time() + 86400
+    os.utime(guard, (future, future))
+    put(root, "runbook", "kafka-lag", "Kafka consumer lag runbook", ["kafka"], "consumer lag on the orders topic")
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        out = run_hook(prompt_json(project, "kafka consumer lag on the orders topic is growing"))
+        if "kafka-lag.json" in out.stdout.decode():
+            break
+        time.sleep(0.3)
+    else:
+        pytest.fail("a guard file in the future stopped every background sync")
+    assert guard.stat().st_mtime < time.time() + 5
+
+
+def test_deliberate_back_off_still_holds() -> None:
+    """A worker that cannot start pushes its guard a few minutes ahead on purpose: that
+    still backs off (only further than window + back-off counts as a clock set back)."""
+    from memindex.rootfs import expired
+
+    now = time.time()
+    assert not expired(now + 200, 10.0, 300.0)
+    assert expired(now + 400, 10.0, 300.0)
+    assert expired(now + 60, 10.0)  # the sync guard allows FUTURE_SLACK_S ahead only
+    assert not expired(now - 1, 10.0) and expired(now - 11, 10.0)
+
+
+def test_last_sync_in_the_future_is_due() -> None:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)")
+    conn.executemany("INSERT INTO meta VALUES (?, ?)", [
+        ("last_sync_ns", json.dumps(time.time_ns() + 3600 * 10**9)), ("sync_ms", "50"), ("fingerprint", "[1, 2]"),
+    ])
+    assert index.sync_due(conn)
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'last_sync_ns'", (json.dumps(time.time_ns()),))
+    assert not index.sync_due(conn)
+    conn.execute("UPDATE meta SET value = '5000' WHERE key = 'sync_ms'")  # a 5 s sync: at most one per 50 s
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'last_sync_ns'", (json.dumps(time.time_ns() - 20 * 10**9),))
+    assert not index.sync_due(conn)
