@@ -74,21 +74,27 @@ class Dense:
     candidates that have a vector, and `top`, its own nearest memories [(rowid, cosine)],
     best first (over the active memories). Rule 6 (`by_meaning`) uses both."""
 
-    __slots__ = ("cos", "top")
+    __slots__ = ("cos", "top", "version")
 
-    def __init__(self, cos: dict[int, float] | None = None, top: Sequence[tuple[int, float]] = ()) -> None:
+    def __init__(
+        self, cos: dict[int, float] | None = None, top: Sequence[tuple[int, float]] = (), version: int | None = None
+    ) -> None:
         self.cos: dict[int, float] = dict(cos or {})
         self.top: list[tuple[int, float]] = list(top)
+        self.version = version  # the worker's `vectors_version`: its rowids are of that index
 
     @classmethod
     def from_reply(cls, reply: object) -> Dense | None:
-        """From a worker's answer ({"cos": {"rowid": c}, "top": [[rowid, c]]}); None if garbled."""
+        """From a worker's answer ({"cos": {"rowid": c}, "top": [[rowid, c]], "vectors_version": v});
+        None if garbled."""
         try:
             cos = {int(k): float(v) for k, v in reply["cos"].items()}  # type: ignore[index]
             top = [(int(r), float(c)) for r, c in reply["top"]]  # type: ignore[index]
+            version = reply.get("vectors_version")  # type: ignore[union-attr]
+            version = int(version) if version is not None else None
         except (TypeError, ValueError, KeyError, AttributeError):
             return None
-        return cls(cos, top)
+        return cls(cos, top, version)
 
 
 class Outcome:
@@ -210,14 +216,14 @@ def decide(
 
         descriptions = {c: cfg[f"categories.{c}.description"] for c in CATEGORY_PRIORITY}
         outcome.hits = match(conn, prompt, max_inject=max_inject, descriptions=descriptions, now=now)
-        outcome.dense = _dense(dense, outcome.hits)
+        outcome.dense = _dense(conn, dense, outcome.hits)
         return outcome
     params = params or Params.from_config(cfg)
     names = intents_of(prompt) if cfg["retrieval.intents"] else []
     if "resume" in names:
         outcome.intent = "resume"
         picks = _resume(conn, prompt, turns, cfg, params, now)
-        outcome.dense = _dense(dense, picks)
+        outcome.dense = _dense(conn, dense, picks)
         for h in picks:
             outcome.note(h, True, "the prompt asks to resume earlier work: the session summary")
     else:
@@ -235,7 +241,7 @@ def decide(
         plan = plan_query(conn, text, params)
         hits = search(conn, text, limit=max(10, max_inject), params=params, filters=filters, now=now, plan=plan)
         picks = select_for_injection(conn, plan, hits, cfg, outcome, set(anchored), general)
-        outcome.dense = _dense(dense, hits)
+        outcome.dense = _dense(conn, dense, hits)
         if outcome.dense is not None:
             picks = by_meaning(picks, outcome.dense, cfg["semantic.max_cosine_gap"], outcome)
         for h in picks:
@@ -342,10 +348,17 @@ def worker_view(pending) -> Callable[[list[int]], Dense | None]:
     return collect
 
 
-def _dense(dense: Dense | Callable[[list[int]], Dense | None] | None, candidates: Sequence[Hit]) -> Dense | None:
-    if dense is None or isinstance(dense, Dense):
-        return dense
-    return dense([h.rowid for h in candidates])
+def _dense(
+    conn: sqlite3.Connection, dense: Dense | Callable[[list[int]], Dense | None] | None, candidates: Sequence[Hit]
+) -> Dense | None:
+    """The worker's view, if it speaks of the rows this connection reads: a reply from a
+    worker whose vectors version differs (a rebuild renumbered the rows since it loaded)
+    is dropped, and the word matches decide alone."""
+    if dense is not None and not isinstance(dense, Dense):
+        dense = dense([h.rowid for h in candidates])
+    if dense is not None and dense.version is not None and dense.version != reads.vectors_version(conn):
+        return None
+    return dense
 
 
 def _not_again(

@@ -1,12 +1,11 @@
 """Bring the index up to date with the memory files: the only writer of `.index.db`.
 
 An (mtime, size, ctime) diff decides what to re-read; all changes go in one transaction
-under one `flock` on `.index.lock`, so a killed sync leaves the previous index intact.
+under one lock on `.index.lock` (filelock), so a killed sync leaves the previous index intact.
 """
 
 from __future__ import annotations
 
-import fcntl
 import math
 import os
 import random
@@ -30,9 +29,12 @@ from .store import load_memory, stat_file, walk
 
 @contextmanager
 def writer_lock(root: Path, timeout: float) -> Iterator[None]:
-    """The single-writer lock: `flock` on `<root>/.index.lock`, released by the OS if we
-    die. The lock file is opened through `rootfs` (no link, FIFO or foreign file)."""
-    with _flock(os.path.join(root, LOCK_FILE), check_timeout(timeout)):
+    """The single-writer lock on `<root>/.index.lock` (`locks.exclusive`: an OS lock through
+    filelock, released by the OS if we die; a lock path that is not a regular file is
+    replaced, never a reason to stop syncing)."""
+    from .locks import exclusive
+
+    with exclusive(os.path.join(root, LOCK_FILE), check_timeout(timeout)):
         yield
 
 
@@ -43,51 +45,15 @@ def check_timeout(timeout: float) -> float:
     return float(timeout)
 
 
-def _open_lock(path: str) -> int:
-    try:
-        return rootfs.open_fd(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except UnsafeFile:
-        raise
-    except OSError as exc:
-        raise OSError(exc.errno, f"cannot take the writer lock {path}: {exc.strerror}") from None
-
-
-@contextmanager
-def _flock(path: str, timeout: float) -> Iterator[None]:
-    fd = _open_lock(path)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise LockTimeout(path, timeout) from None
-                time.sleep(0.05)
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
-
-
 @contextmanager
 def waiting_turn(root: Path) -> Iterator[bool]:
     """Background syncs coalesce: at most one waits for the writer lock per root. Yields
     False when another one already waits: its sync has not walked the files yet, so it will
     see this caller's change too, and this caller can leave at once."""
-    fd = _open_lock(os.path.join(root, WAIT_FILE))
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        yield True
-    finally:
-        os.close(fd)
+    from .locks import attempt
+
+    with attempt(os.path.join(root, WAIT_FILE)) as mine:
+        yield mine
 
 
 @dataclass

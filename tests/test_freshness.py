@@ -208,3 +208,120 @@ def test_last_sync_in_the_future_is_due() -> None:
     conn.execute("UPDATE meta SET value = '5000' WHERE key = 'sync_ms'")  # a 5 s sync: at most one per 50 s
     conn.execute("UPDATE meta SET value = ? WHERE key = 'last_sync_ns'", (json.dumps(time.time_ns() - 20 * 10**9),))
     assert not index.sync_due(conn)
+
+
+# --- finding 4: "not shown again unless changed" -----------------------------------------
+
+
+def transcript_showing(tmp_path: Path, shown: str, when: float) -> Path:
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(when)) + ".000Z"
+    record = {"type": "attachment", "timestamp": stamp, "attachment": {
+        "type": "hook_success", "content": f"<memory-context>\n- [RUNBOOK] x -> {shown} #tags:stripe\n</memory-context>"}}
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    return path
+
+
+def test_memory_updated_by_cp_p_is_shown_again(project: Path, tmp_path: Path) -> None:
+    """Finding 4: a memory updated by `cp -p` (or `rsync -a`, `tar x`: the old mtime kept)
+    was re-indexed but never shown again in the session that had seen it."""
+    root = project / ".claude" / "memory"
+    rel = "runbooks/stripe-webhook-signature.json"
+    prompt = "why do stripe webhooks fail with 400?"
+    old_mtime = (root / rel).stat().st_mtime
+    shown_at = time.time() + 1
+    transcript = transcript_showing(tmp_path, ".claude/memory/" + rel, shown_at)
+    first = run_hook(prompt_json(project, prompt, transcript_path=str(transcript)))
+    assert rel not in first.stdout.decode()  # shown earlier, unchanged: not again
+    newer = tmp_path / "newer.json"
+    data = json.loads((root / rel).read_text())
+    data["content"]["steps"] = ["rotate the secret, then replay the failed webhook events"]
+    newer.write_text(json.dumps(data))
+    os.utime(newer, (old_mtime, old_mtime))
+    while time.time() < shown_at + 0.1:  # the update comes after the session saw the memory
+        time.sleep(0.1)
+    subprocess.run(["cp", "-p", str(newer), str(root / rel)], check=True)
+    assert (root / rel).stat().st_mtime == old_mtime
+    sync(root, Config())
+    again = run_hook(prompt_json(project, prompt, transcript_path=str(transcript)))
+    assert rel in again.stdout.decode()
+
+
+# --- finding 5: the worker's rows and the hook's ------------------------------------------
+
+
+def test_worker_reply_of_another_vectors_version_is_not_applied(project: Path) -> None:
+    """Finding 5: the hook applied the worker's rowids to its own read of the index without
+    checking the reply's vectors version; after a rebuild renumbered the rows, the right
+    memory was dropped. A reply of another version now leaves the word matches alone."""
+    from memindex.inject import Dense, decide
+    from memindex.index import reads
+
+    root = project / ".claude" / "memory"
+    prompt = "why do stripe webhooks fail with 400?"
+    conn = index.open_reader(root)
+    try:
+        cfg = Config()
+        plain = decide(conn, prompt, cfg).hits
+        assert [h.path for h in plain] == ["runbooks/stripe-webhook-signature.json"]
+        right = plain[0].rowid
+        other = conn.execute("SELECT rowid FROM documents WHERE rowid != ? LIMIT 1", (right,)).fetchone()[0]
+        current = reads.vectors_version(conn)
+
+        def reply(version: int):  # the worker's answer about the rows of *its* index
+            return lambda rowids: Dense.from_reply(
+                {"cos": {str(right): 0.05, str(other): 0.9}, "top": [[other, 0.9], [right, 0.05]], "vectors_version": version})
+
+        stale = decide(conn, prompt, cfg, dense=reply(current + 1))
+        assert [h.path for h in stale.hits] == ["runbooks/stripe-webhook-signature.json"]
+        assert stale.dense is None
+        same = decide(conn, prompt, cfg, dense=reply(current))  # the same version: rule 6 applies
+        assert right not in [h.rowid for h in same.hits]
+    finally:
+        conn.close()
+
+
+# --- issue 24: a lock path that is not a regular file ----------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["empty folder", "folder with files", "fifo"])
+def test_lock_path_that_is_not_a_file_is_replaced(tmp_path: Path, kind: str) -> None:
+    """A committed `.index.lock/` folder (or a FIFO) stopped every sync for good."""
+    root = tmp_path / "p" / ".claude" / "memory"
+    write_mem(root, "decision", "db", "Chose postgres", ["db"], {"context": "relational data"})
+    lock = root / ".index.lock"
+    if kind == "fifo":
+        os.mkfifo(lock)
+    else:
+        lock.mkdir()
+        if kind == "folder with files":
+            (lock / "keep").write_text("x")
+    out = subprocess.run(cli_cmd("--root", str(root), "sync"), capture_output=True, text=True, env=cli_env(), timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "replaced the lock path" in out.stderr
+    assert lock.is_file()
+    assert search_paths(root, "relational") == ["decisions/db.json"]
+    if kind == "folder with files":
+        assert [p.name for p in root.glob(".index.lock.moved-aside-*/keep")] == ["keep"]  # nothing lost
+    again = subprocess.run(cli_cmd("--root", str(root), "sync"), capture_output=True, text=True, env=cli_env(), timeout=60)
+    assert again.returncode == 0 and "replaced" not in again.stderr
+
+
+def test_writer_lock_excludes_a_second_writer(tmp_path: Path) -> None:
+    """filelock is the writer lock: a second writer waits, then times out with the path."""
+    from memindex.errors import LockTimeout
+    from memindex.sync import writer_lock
+
+    root = tmp_path / "r"
+    root.mkdir()
+    with writer_lock(root, 1.0):
+        probe = subprocess.run(
+            [sys.executable, "-c", "import sys; from memindex.sync import writer_lock\n"
+             "from memindex.errors import LockTimeout\n"
+             "try:\n    with writer_lock(sys.argv[1], 0.2): print('got it')\n"
+             "except LockTimeout as e: print('timeout', e)", str(root)],
+            capture_output=True, text=True, env=cli_env(), timeout=60)
+        assert probe.stdout.startswith("timeout"), probe
+    with writer_lock(root, 0.2):
+        pass
+    assert LockTimeout
