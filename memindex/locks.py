@@ -1,6 +1,8 @@
 """The writer's locks on a memory root, through `filelock` (an OS lock released when the
 process dies: `flock` on POSIX, `msvcrt.locking` on Windows), so the same code holds on
-every system Claude Code runs on.
+every system Claude Code runs on; where filelock is not installed (the bare `python3`
+that runs the plugin's hooks and their background syncs), the same OS lock from the
+standard library.
 
 `filelock` is imported when a lock is taken, never on a reader's path (the prompt hook
 takes no lock). A lock path that is not this user's regular file (a committed
@@ -47,10 +49,76 @@ def _replace_bad(path: str) -> None:
     print(f"memindex: replaced the lock path {path}, which {why}", file=sys.stderr)
 
 
-def _lock(path: str, timeout: float):
-    import filelock  # only when a lock is taken: 20 ms of imports
+class _Busy(Exception):
+    pass
 
+
+class _StdlibLock:
+    """The same OS lock as filelock's, for an interpreter without it (the hooks run the
+    plugin's background syncs with a bare `python3`): `flock` on POSIX, `msvcrt.locking`
+    on Windows. Both kinds exclude each other (the same kernel lock)."""
+
+    def __init__(self, path: str, timeout: float) -> None:
+        self.path, self.timeout, self.fd = path, timeout, -1
+
+    def acquire(self, blocking: bool = True, poll_interval: float = 0.05) -> None:
+        fd = rootfs.open_fd(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + (self.timeout if blocking else 0)
+        try:
+            while not _try_lock(fd):
+                if time.monotonic() >= deadline:
+                    raise _Busy()
+                time.sleep(poll_interval)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd = fd
+
+    def release(self) -> None:
+        fd, self.fd = self.fd, -1
+        try:
+            _unlock(fd)
+        finally:
+            os.close(fd)
+
+
+def _try_lock(fd: int) -> bool:
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _unlock(fd: int) -> None:
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        import msvcrt
+
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+        return
+    fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def _lock(path: str, timeout: float):
+    """(lock, the exception a busy lock raises): filelock's, else the standard library's."""
     _replace_bad(path)
+    try:
+        import filelock  # only when a lock is taken: 20 ms of imports
+    except ImportError:
+        return _StdlibLock(path, timeout), _Busy
     return filelock.FileLock(path, timeout=timeout, mode=0o644), filelock.Timeout
 
 

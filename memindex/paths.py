@@ -63,6 +63,8 @@ def check_trust(project: str) -> None:
 
 def _check_dir(path: str, st: os.stat_result, link: bool = False) -> None:
     what = "link" if link else "folder"
+    if not hasattr(os, "geteuid"):
+        return  # Windows: no uids nor mode bits to check (its ACLs are not read here)
     if st.st_uid not in (os.geteuid(), 0):
         raise UntrustedRoot(path, f"({what}) belongs to uid {st.st_uid}, not to this user")
     if link:

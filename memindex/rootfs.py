@@ -17,7 +17,14 @@ import time
 from .defaults import FUTURE_SLACK_S
 from .errors import UnsafeFile
 
-_BASE = os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+# Windows has neither O_NOFOLLOW nor O_NONBLOCK (nor FIFOs); a link is still refused by lstat.
+_BASE = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def euid() -> int | None:
+    """This process's effective uid; None where the OS has no uids (Windows)."""
+    get = getattr(os, "geteuid", None)
+    return get() if get is not None else None
 
 
 def why_unsafe(st: os.stat_result, folder: bool = False) -> str | None:
@@ -28,8 +35,9 @@ def why_unsafe(st: os.stat_result, folder: bool = False) -> str | None:
         return "is not a folder"
     if not folder and not stat_mod.S_ISREG(st.st_mode):
         return "is not a regular file"
-    if st.st_uid != os.geteuid():
-        return f"is owned by uid {st.st_uid}, not by this user ({os.geteuid()})"
+    me = euid()
+    if me is not None and st.st_uid != me:
+        return f"is owned by uid {st.st_uid}, not by this user ({me})"
     return None
 
 
@@ -67,6 +75,8 @@ def open_fd(path: str, flags: int = os.O_RDONLY, mode: int = 0o600) -> int:
 
     Raises UnsafeFile (with the path and the reason) for a link, FIFO, device, directory or
     another user's file; FileNotFoundError when it is absent and O_CREAT was not given."""
+    if not _BASE & getattr(os, "O_NOFOLLOW", 0) and os.path.islink(path):
+        raise UnsafeFile(path, "is a symbolic link")  # no O_NOFOLLOW (Windows): checked first
     try:
         fd = os.open(path, flags | _BASE, mode)
     except OSError as exc:
@@ -79,7 +89,8 @@ def open_fd(path: str, flags: int = os.O_RDONLY, mode: int = 0o600) -> int:
         why = why_unsafe(os.fstat(fd))
         if why:
             raise UnsafeFile(path, why)
-        os.set_blocking(fd, True)
+        if _BASE & getattr(os, "O_NONBLOCK", 0):
+            os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise

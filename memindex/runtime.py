@@ -37,6 +37,8 @@ def runtime_dir() -> str:
                 return os.path.join(base, "memindex")
         except OSError:
             pass
+    if not hasattr(os, "geteuid"):  # Windows: the user's own temporary folder
+        return os.path.join(os.environ.get("TEMP") or os.path.expanduser("~"), "memindex")
     return f"/tmp/memindex-{os.geteuid()}"
 
 

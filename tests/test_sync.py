@@ -914,8 +914,9 @@ def test_a_one_file_sync_on_a_missing_index_indexes_everything(memory_root):
 
 
 def test_the_writer_lock_excludes_filelock_holders_without_importing_it(memory_root, monkeypatch):
-    """The writer lock is plain `flock` (no filelock: a bare python3 runs the plugin's
-    hooks), and it excludes a process holding the same file with filelock."""
+    """The writer lock is filelock's, or the same OS lock from the standard library where
+    filelock is missing (a bare python3 runs the plugin's hooks and their syncs): each
+    excludes the other."""
     import builtins
 
     from filelock import FileLock, Timeout
@@ -941,3 +942,10 @@ def test_the_writer_lock_excludes_filelock_holders_without_importing_it(memory_r
     with sync_mod.writer_lock(memory_root, timeout=0.2):  # the stdlib lock, taken...
         with pytest.raises(Timeout):  # ...keeps a filelock writer out
             FileLock(str(memory_root / ".index.lock")).acquire(timeout=0)
+    monkeypatch.setattr(builtins, "__import__", real_import)
+    with sync_mod.writer_lock(memory_root, timeout=0.2):  # filelock's, taken...
+        with pytest.raises(sync_mod.LockTimeout):  # ...keeps a stdlib writer out
+            monkeypatch.setattr(builtins, "__import__", no_filelock)
+            with sync_mod.writer_lock(memory_root, timeout=0.2):
+                pass
+    monkeypatch.setattr(builtins, "__import__", real_import)
