@@ -209,6 +209,8 @@ def on_prompt(data: dict) -> str:
 
     try:
         hits = _answer(root, prompt, cfg, options)
+    except index.IndexTooNew as exc:
+        raise Quiet(str(exc)) from None  # never rebuilt by this older copy (SessionStart tells the user)
     except index.IndexUnavailable as exc:
         if not build_missing_index(root):
             raise Quiet(str(exc)) from None
@@ -314,6 +316,8 @@ def on_session_start(data: dict) -> str:
 
     try:
         index.open_reader(root, busy_ms=1000).close()
+    except index.IndexTooNew:
+        pass
     except index.IndexUnavailable:
         build_missing_index(root)
     else:

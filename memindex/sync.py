@@ -21,6 +21,7 @@ from . import index, rootfs
 from .config import Config, load_config
 from .defaults import FOLDERS, INDEX_MD, LOCK_FILE, RACY_WINDOW_NS, WAIT_FILE
 from .files import replace_atomic
+from .index.db import built_by
 from .paths import safe_relpath
 from .paths import FileStat, display_prefix
 from .errors import LockTimeout, MemoryFileError, UnsafeFile, UsageError
@@ -273,7 +274,7 @@ def _sync_locked(
                         fingerprint = None  # `search` syncs again until the racy window has passed
                     index.set_meta(
                         conn, folder_mtimes=racy_folders, last_sync_ns=index.now_ns(), fingerprint=fingerprint,
-                        sync_ms=round((time.perf_counter() - started) * 1000, 1),
+                        sync_ms=round((time.perf_counter() - started) * 1000, 1), built_by=built_by(),
                     )
                 else:
                     index.set_meta(conn, last_write_ns=index.now_ns())

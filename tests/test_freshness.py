@@ -325,3 +325,60 @@ def test_writer_lock_excludes_a_second_writer(tmp_path: Path) -> None:
     with writer_lock(root, 0.2):
         pass
     assert LockTimeout
+
+
+# --- finding 6: two versions of memindex, one index ------------------------------------------
+
+
+def copy_of_memindex(dest: Path, index_version: int, release: str) -> Path:
+    """A copy of this package that builds index version `index_version` (another release)."""
+    import shutil
+
+    src = Path(__file__).resolve().parent.parent / "memindex"
+    shutil.copytree(src, dest / "memindex", ignore=shutil.ignore_patterns("__pycache__", "evaluation"))
+    defaults = dest / "memindex" / "defaults.py"
+    text = defaults.read_text()
+    assert "INDEX_VERSION = " in text
+    defaults.write_text(text.replace("INDEX_VERSION = ", f"INDEX_VERSION = {index_version}  # was ", 1))
+    init = dest / "memindex" / "__init__.py"
+    init.write_text(init.read_text().replace('__version__ = "', f'__version__ = "{release}+', 1))
+    return dest
+
+
+def test_two_versions_never_rebuild_each_other(tmp_path: Path) -> None:
+    """Finding 6: the plugin's hooks (the clone, live) and the `memindex` pip installed
+    (a copy) with different index versions rebuilt each other's index on every call. Now
+    the newer one upgrades the index once and the older one refuses, naming both sides."""
+    from memindex.defaults import INDEX_VERSION
+
+    root = tmp_path / "p" / ".claude" / "memory"
+    for i in range(5):
+        write_mem(root, "decision", f"d{i}", f"Decision {i}", ["db"], {"context": f"relational data {i}"})
+    old = copy_of_memindex(tmp_path / "old", INDEX_VERSION, "0.1")
+    new = copy_of_memindex(tmp_path / "new", INDEX_VERSION + 1, "0.2")
+
+    def run(copy: Path, *args: str) -> subprocess.CompletedProcess:
+        env = dict(os.environ, PYTHONPATH=str(copy))
+        return subprocess.run([sys.executable, "-m", "memindex", "--root", str(root), *args],
+                              capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)  # not this tree's
+
+    def user_version() -> int:
+        conn = sqlite3.connect(root / ".index.db")
+        try:
+            return conn.execute("PRAGMA user_version").fetchone()[0]
+        finally:
+            conn.close()
+
+    assert run(old, "sync").returncode == 0 and user_version() == INDEX_VERSION
+    rebuilds = 0
+    for turn in range(3):
+        upgraded = run(new, "sync", "--json")
+        assert upgraded.returncode == 0, upgraded.stderr
+        rebuilds += json.loads(upgraded.stdout)["rebuilt"] is not None
+        for args in (("sync",), ("search", "relational")):
+            refused = run(old, *args)
+            assert refused.returncode != 0
+            assert "0.2+" in refused.stderr and str(old) in refused.stderr and "upgrade this one" in refused.stderr
+            assert user_version() == INDEX_VERSION + 1  # never rebuilt back
+    assert rebuilds == 1
+    assert "decisions/d0.json" in run(new, "search", "relational").stdout

@@ -15,7 +15,7 @@ from ..defaults import (
     TOKENIZER,
 )
 from .. import rootfs
-from ..errors import IndexUnavailable, UnsafeFile
+from ..errors import IndexTooNew, IndexUnavailable, UnsafeFile
 from ..lean import loads, sqlite3
 
 
@@ -125,6 +125,8 @@ def _open_ro(path: str, uri: str, busy_ms: int) -> sqlite3.Connection:
     try:
         _pragmas(conn, busy_ms)
         version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > INDEX_VERSION:
+            raise too_new(conn, path, version)
         if version != INDEX_VERSION:
             raise IndexUnavailable(
                 f"index {path} has version {version}, this memindex needs {INDEX_VERSION} (run `memindex sync`)"
@@ -189,14 +191,20 @@ def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str |
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA cache_size=-65536")  # 64 MiB: a large sync's b-tree pages stay in memory
             version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > INDEX_VERSION:  # an older memindex never rebuilds a newer one's index
+                raise too_new(conn, path, version)
             damage = _damage(conn) if version == INDEX_VERSION else None
             if version == INDEX_VERSION and damage is None:
                 return conn, reason
             reason = reason or damage or f"index had version {version}, expected {INDEX_VERSION}"
             conn.execute("BEGIN IMMEDIATE")
             _create(conn)
+            set_meta(conn, built_by=built_by())
             conn.execute("COMMIT")
             return conn, reason
+        except IndexTooNew:
+            conn.close()
+            raise
         except sqlite3.DatabaseError as exc:
             conn.close()
             if not is_corruption(exc):  # a full disk, a read-only file, an I/O error: keep the index
@@ -206,6 +214,34 @@ def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str |
             reason = f"index was corrupt ({exc})"
             remove_db_files(path)
     raise AssertionError("unreachable")
+
+
+def built_by() -> dict[str, object]:
+    """Which memindex builds this index: its version, index version and location."""
+    from .. import __version__
+
+    return {"version": __version__, "index_version": INDEX_VERSION,
+            "location": os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))}
+
+
+def too_new(conn: sqlite3.Connection, path: str, version: int) -> IndexTooNew:
+    """The refusal of an index a newer memindex built, naming both sides and what to do.
+
+    Decided (docs/reliability.md, "One index, two versions"): the newer side upgrades an
+    older index once; the older side refuses and says so, instead of rebuilding it back."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'built_by'").fetchone()
+        other = loads(row[0]) if row else {}
+    except (sqlite3.Error, ValueError, TypeError):
+        other = {}
+    other = other if isinstance(other, dict) else {}
+    mine = built_by()
+    them = f"memindex {other.get('version', '?')} at {other.get('location', '?')}" if other else "a newer memindex"
+    return IndexTooNew(
+        f"index {path} has version {version}, built by {them}; this memindex {mine['version']} at "
+        f"{mine['location']} reads version {INDEX_VERSION} and will not rebuild it: upgrade this one "
+        f"(`pip install -U` from the plugin's folder, or run the plugin's own `memindex`; `memindex doctor` says which)"
+    )
 
 
 def set_meta(conn: sqlite3.Connection, **values: object) -> None:
