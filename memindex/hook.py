@@ -309,19 +309,48 @@ def on_post_tool_use(data: dict) -> str:
 
 
 def on_session_start(data: dict) -> str:
-    """SessionStart: refresh the index in the background; optionally name the latest
-    session summaries (passive recall, off by default: see docs/evaluation.md)."""
+    """SessionStart: refresh the index in the background; tell the user (not the model)
+    what needs their attention; optionally name the latest session summaries (passive
+    recall, off by default: see docs/evaluation.md)."""
     root = _root_for(data.get("cwd"))
     from . import index
 
+    attention = None
     try:
-        index.open_reader(root, busy_ms=1000).close()
-    except index.IndexTooNew:
-        pass
+        conn = index.open_reader(root, busy_ms=1000)
+    except index.IndexTooNew as exc:
+        attention = f"memindex: {exc}"
     except index.IndexUnavailable:
         build_missing_index(root)
     else:
+        try:
+            attention = _attention(conn, root) if data.get("source") != "compact" else None
+        finally:
+            conn.close()
         spawn_sync(root)
+    block = _session_start_block(root, data)
+    if not attention:
+        return block
+    from .lean import dumps
+
+    out: dict = {"systemMessage": attention}  # shown to the user by Claude Code, never to the model
+    if block:
+        out["hookSpecificOutput"] = {"hookEventName": "SessionStart", "additionalContext": block}
+    return dumps(out)
+
+
+def _attention(conn, root) -> str | None:
+    """The one line `search` prints on stderr, for the user at the start of a session."""
+    from . import health
+    from .paths import display_prefix
+
+    text = health.line(health.read(conn), display_prefix(root), hint="run `memindex doctor` to see how to fix them")
+    return None if text is None else "memindex: " + text
+
+
+def _session_start_block(root, data: dict) -> str:
+    """The latest session summaries, when `retrieval.session_start.inject_recent` asks."""
+    from . import index
     from .config import load_config
 
     cfg = load_config(root)
@@ -339,7 +368,8 @@ def on_session_start(data: dict) -> str:
     try:
         conn = index.open_reader(root, busy_ms=1000)
     except index.IndexUnavailable as exc:
-        raise Quiet(str(exc)) from None
+        note(str(exc))
+        return ""
     with conn:
         hits = latest(conn, "session_summary", count)
     return memory_context(hits, display_prefix(root))

@@ -35,7 +35,10 @@ def find_root(start: str | os.PathLike[str] | None = None, explicit: bool = Fals
             break
         folder = parent
     where = f"in {base}" if explicit else f"in {base} or any parent"
-    raise RootNotFound(f"no {'/'.join(MEMORY_DIR)} folder {where}")
+    raise RootNotFound(
+        f"no {'/'.join(MEMORY_DIR)} folder {where}: run `memindex init` in the project's top folder, "
+        f"or pass --root PATH (a project or its memory folder)"
+    )
 
 
 def check_trust(project: str) -> None:

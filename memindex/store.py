@@ -24,14 +24,18 @@ from .defaults import (
     TAGS_INDEX_MAX,
 )
 from .errors import MemoryFileError, short
+from .health import is_ignored_name
 from .paths import FileStat, inside, safe_relpath
 
 
-def walk(root: str | os.PathLike[str], problems: dict[str, str] | None = None) -> dict[str, FileStat]:
+def walk(
+    root: str | os.PathLike[str], problems: dict[str, str] | None = None, ignored: list[str] | None = None
+) -> dict[str, FileStat]:
     """Every `<folder>/<name>.json` under the category folders, keyed by relative path.
 
     Symlinks are followed only when they stay inside the root; hidden files, temp files
-    and anything else are skipped. Files that vanish during the walk are simply absent.
+    and anything else are skipped (what a user may have meant as a memory, a `.md` or a
+    folder, is added to `ignored`). Files that vanish during the walk are simply absent.
     """
     root_real = os.path.realpath(root)
     found: dict[str, FileStat] = {}
@@ -51,6 +55,9 @@ def walk(root: str | os.PathLike[str], problems: dict[str, str] | None = None) -
             continue
         for entry in entries:
             rel = f"{folder}/{entry.name}"
+            if ignored is not None and is_ignored_name(entry.name):
+                ignored.append(rel)
+                continue
             try:
                 is_link = entry.is_symlink()
             except OSError:

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from . import index, rootfs
+from . import health, index, rootfs
 from .config import Config, load_config
 from .defaults import FOLDERS, INDEX_MD, LOCK_FILE, RACY_WINDOW_NS, WAIT_FILE
 from .files import replace_atomic
@@ -158,9 +158,11 @@ def sync_files_locked(
     )
 
 
-def _diff_targets(root: Path, only: list[str] | None, problems: dict[str, str]) -> dict[str, FileStat]:
+def _diff_targets(
+    root: Path, only: list[str] | None, problems: dict[str, str], ignored: list[str] | None = None
+) -> dict[str, FileStat]:
     if only is None:
-        return walk(root, problems)
+        return walk(root, problems, ignored)
     root_real = os.path.realpath(root)
     found: dict[str, FileStat] = {}
     for rel in only:
@@ -230,7 +232,8 @@ def _sync_locked(
         if why and only_list is not None:
             only_list = None  # a new or repaired index needs every file, not just these
         fingerprint = index.stat_fingerprint(root) if only_list is None else None
-        current = _diff_targets(root, only_list, report.problems)
+        ignored: list[str] | None = [] if only_list is None else None
+        current = _diff_targets(root, only_list, report.problems, ignored)
         docs, bad = index.stored_stats(conn)
         if only_list is not None:
             wanted = set(only_list)
@@ -281,7 +284,7 @@ def _sync_locked(
                     if folders_before is not None and index.get_meta(conn).get("folder_mtimes") == folders_before:
                         index.set_meta(conn, folder_mtimes=racy_folders)
                 count = index.count_documents(conn)
-                index.set_meta(conn, doc_count=count)
+                index.set_meta(conn, doc_count=count, health=health.summarize(conn, ignored))
                 if lines_changed:
                     index.set_meta(conn, index_md_dirty=1)
                 if (rebuild and only_list is None) or len(to_read) > max(1000, count // 10):

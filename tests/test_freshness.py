@@ -382,3 +382,145 @@ def test_two_versions_never_rebuild_each_other(tmp_path: Path) -> None:
             assert user_version() == INDEX_VERSION + 1  # never rebuilt back
     assert rebuilds == 1
     assert "decisions/d0.json" in run(new, "search", "relational").stdout
+
+
+# --- finding 7: broken memories are said where users look ------------------------------------
+
+
+@pytest.fixture
+def untidy(project: Path) -> Path:
+    """The project's store with each kind of file the user would not see vanish."""
+    root = project / ".claude" / "memory"
+    (root / "decisions" / "broken.json").write_text('{"category": "decision", "title": "Broken",')  # a JSON typo
+    (root / "decisions" / "notes.md").write_text("# notes dropped into decisions/\n")
+    data = json.loads((root / "runbooks" / "stripe-webhook-signature.json").read_text())
+    (root / "decisions" / "stripe-webhook-signature.json").write_text(json.dumps(data))  # copied to the wrong folder
+    jwt = root / "decisions" / "jwt-over-session-cookies.json"
+    jwt.rename(root / "decisions" / "jwt-tokens.json")  # renamed by hand: id != file name
+    sync(root, Config())
+    return project
+
+
+def test_search_and_explain_name_the_files_that_need_attention(untidy: Path) -> None:
+    root = untidy / ".claude" / "memory"
+    for args in (["search", "stripe webhook"], ["explain", "why do stripe webhooks fail with 400?"]):
+        out = subprocess.run(cli_cmd("--root", str(root), *args), capture_output=True, text=True, env=cli_env(), timeout=60)
+        assert out.returncode == 0, out.stderr
+        lines = [line for line in out.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1, out.stderr
+        line = lines[0]
+        for needle in ("decisions/broken.json", "decisions/notes.md", "decisions/stripe-webhook-signature.json",
+                       "decisions/jwt-tokens.json", "1 invalid", "1 ignored", "wrong category folder",
+                       "sharing an id", "not the file name", "memindex doctor"):
+            assert needle in line, (needle, line)
+
+
+def test_status_counts_them(untidy: Path) -> None:
+    root = untidy / ".claude" / "memory"
+    out = subprocess.run(cli_cmd("--root", str(root), "status", "--json"), capture_output=True, text=True, env=cli_env(), timeout=60)
+    attention = json.loads(out.stdout)["attention"]
+    assert attention == {"invalid": 1, "ignored": 1, "misplaced": 1, "duplicated": 2, "renamed": 1}
+    text = subprocess.run(cli_cmd("--root", str(root), "status"), capture_output=True, text=True, env=cli_env(), timeout=60).stdout
+    assert "1 with an id that is not the file name" in text
+
+
+def test_session_start_tells_the_user_once(untidy: Path) -> None:
+    """A message for the user (Claude Code shows `systemMessage`), not context for the model;
+    at the session's start, not again when the conversation is compacted."""
+    payload = {"cwd": str(untidy), "session_id": "s1", "hook_event_name": "SessionStart", "source": "startup"}
+    out = run_hook(json.dumps(payload), event="session-start")
+    assert out.returncode == 0
+    said = json.loads(out.stdout)
+    assert "decisions/broken.json" in said["systemMessage"] and "memindex doctor" in said["systemMessage"]
+    assert "hookSpecificOutput" not in said  # nothing for the model
+    compact = run_hook(json.dumps({**payload, "source": "compact"}), event="session-start")
+    assert compact.stdout == b""
+
+
+def test_a_tidy_store_says_nothing(project: Path) -> None:
+    root = project / ".claude" / "memory"
+    out = subprocess.run(cli_cmd("--root", str(root), "search", "stripe webhook"), capture_output=True, text=True, env=cli_env(), timeout=60)
+    assert out.stderr == ""
+    start = run_hook(json.dumps({"cwd": str(project), "session_id": "s", "source": "startup"}), event="session-start")
+    assert start.stdout == b""
+
+
+# --- finding 8: the first hour ----------------------------------------------------------------
+
+
+def test_init_in_a_subfolder_refuses_and_points_at_the_store(tmp_path: Path) -> None:
+    """Finding 8: `memindex init` in a subfolder silently created a nested second store."""
+    project = tmp_path / "proj"
+    (project / ".claude" / "memory").mkdir(parents=True)
+    sub = project / "services" / "api"
+    sub.mkdir(parents=True)
+    out = subprocess.run(cli_cmd("init"), cwd=sub, capture_output=True, text=True, env=cli_env(), timeout=60)
+    assert out.returncode != 0
+    assert str(project / ".claude" / "memory") in out.stderr and "--nested" in out.stderr
+    assert not (sub / ".claude").exists()
+    forced = subprocess.run(cli_cmd("init", "--nested"), cwd=sub, capture_output=True, text=True, env=cli_env(), timeout=60)
+    assert forced.returncode == 0 and (sub / ".claude" / "memory").is_dir()
+
+
+def test_outside_a_project_the_error_says_what_to_do(tmp_path: Path) -> None:
+    """Finding 8: outside a project the error did not suggest `memindex init` or `--root`."""
+    out = subprocess.run(cli_cmd("search", "anything"), cwd=tmp_path, capture_output=True, text=True, env=cli_env(), timeout=60)
+    assert out.returncode != 0
+    assert "memindex init" in out.stderr and "--root" in out.stderr
+
+
+def fake_plugin(home: Path, index_version: int) -> Path:
+    tree = home / ".claude" / "plugins" / "cache" / "memindex" / "memindex" / "0.1.0"
+    (tree / "hooks").mkdir(parents=True)
+    (tree / "hooks" / "memindex_hook.py").write_text("raise SystemExit('never run by doctor')\n")
+    (tree / "memindex").mkdir()
+    (tree / "memindex" / "__init__.py").write_text('__version__ = "0.0.9"\n')
+    (tree / "memindex" / "defaults.py").write_text(f"INDEX_VERSION = {index_version}\n")
+    return tree
+
+
+def doctor(project: Path, home: Path, path_dirs: list[Path]) -> subprocess.CompletedProcess:
+    env = cli_env()
+    env["HOME"] = str(home)
+    env["PATH"] = os.pathsep.join([*map(str, path_dirs), "/usr/bin", "/bin"])  # no venv bin/: its memindex
+    return subprocess.run(cli_cmd("doctor", "--json"), cwd=project, capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_doctor_finds_what_the_user_cannot_see(untidy: Path, tmp_path: Path) -> None:
+    """Finding 8 (the CLI missing from PATH, another version in the plugin) and finding 7
+    (broken files), plus a derived file committed to git: each failed check says its fix."""
+    from memindex.defaults import INDEX_VERSION
+
+    home = tmp_path / "home"
+    fake_plugin(home, INDEX_VERSION - 1)
+    subprocess.run(["git", "init", "-q", str(untidy)], check=True)
+    subprocess.run(["git", "-C", str(untidy), "add", "-f", ".claude/memory/.index.db", ".claude/memory/decisions"], check=True)
+    out = doctor(untidy, home, [])
+    assert out.returncode == 1, out.stderr
+    checks = {c["name"]: c for c in json.loads(out.stdout)["checks"]}
+    assert checks["cli"]["ok"] is False and "command not found" in checks["cli"]["detail"] and checks["cli"]["fix"]
+    assert checks["files"]["ok"] is False and "decisions/broken.json" in checks["files"]["detail"]
+    assert checks["git"]["ok"] is False and ".index.db" in checks["git"]["detail"] and "git rm --cached" in checks["git"]["fix"]
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "memindex").write_text("#!/bin/sh\nexit 0\n")
+    (bindir / "memindex").chmod(0o755)
+    out = doctor(untidy, home, [bindir])
+    checks = {c["name"]: c for c in json.loads(out.stdout)["checks"]}
+    assert checks["cli"]["ok"] is False and "differs from the plugin's hooks" in checks["cli"]["detail"]
+
+
+def test_doctor_passes_on_a_healthy_project(project: Path, tmp_path: Path) -> None:
+    from memindex.defaults import INDEX_VERSION
+
+    home = tmp_path / "home"
+    fake_plugin(home, INDEX_VERSION)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "memindex").write_text("#!/bin/sh\nexit 0\n")
+    (bindir / "memindex").chmod(0o755)
+    out = doctor(project, home, [bindir])
+    assert out.returncode == 0, out.stdout
+    checks = {c["name"]: c for c in json.loads(out.stdout)["checks"]}
+    assert all(c["ok"] is not False for c in checks.values())
+    assert checks["trust"]["ok"] is None  # the place `memindex trust` plugs into

@@ -57,6 +57,7 @@ def cmd_search(args: argparse.Namespace, root: str, cfg: Config) -> int:
             hits = _fused(conn, root, cfg, text, limit, Params.from_config(cfg), filters)
         else:
             hits = search(conn, text, limit=limit, params=Params.from_config(cfg), filters=filters, related=True)
+        attention = _attention(conn, root)
     finally:
         conn.close()
     prefix = display_prefix(root)
@@ -64,7 +65,18 @@ def cmd_search(args: argparse.Namespace, root: str, cfg: Config) -> int:
         emit_json([hit_json(h, prefix) for h in hits])
     elif hits:
         print(format_hits(hits, prefix))
+    if attention:
+        err(attention)
     return 0
+
+
+def _attention(conn, root: str) -> str | None:
+    """The one stderr line naming memory files that are invalid, ignored, misplaced,
+    duplicated or renamed by hand (`health.line`), or None."""
+    from .. import health
+    from ..paths import display_prefix
+
+    return health.line(health.read(conn), display_prefix(root))
 
 
 def _embedded(conn, root: str, cfg: Config, allow_sync: bool, progress: bool):
@@ -145,8 +157,11 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
         semantic = "the worker was asked" if pending else "no worker running: the lexical rules alone (as the hook without it)"
     try:
         outcome = on_file(conn, file, prompt, cfg) if file is not None else decide(conn, prompt, cfg, dense=dense)
+        attention = _attention(conn, root)
     finally:
         conn.close()
+    if attention:
+        err(attention)
     if dense is not None:
         semantic = "the worker answered" if outcome.dense is not None else "the worker did not answer in time: lexical rules alone"
     prefix = display_prefix(root)
