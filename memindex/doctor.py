@@ -32,10 +32,15 @@ class Check:
 
 
 def _text_value(path: Path, pattern: str) -> str | None:
+    """A value read from another copy's source text (never imported or run)."""
+    from . import rootfs
+    from .errors import UnsafeFile
+
     try:
-        found = re.search(pattern, path.read_text(encoding="utf-8", errors="replace")[:20000], re.M)
-    except OSError:
+        data = rootfs.read(str(path), 200_000)
+    except (OSError, UnsafeFile):
         return None
+    found = re.search(pattern, (data or b"").decode("utf-8", "replace"), re.M)
     return found.group(1) if found else None
 
 

@@ -84,7 +84,9 @@ def _start_sync(root, paths: list[str] | None, lock_timeout: float, rebuild: boo
     return start(root, *args)
 
 
-def spawn_sync(root, paths: list[str] | None = None, lock_timeout: float = 0.0, guard_s: float = SPAWN_GUARD_S) -> None:
+def spawn_sync(
+    root, paths: list[str] | None = None, lock_timeout: float = 0.0, guard_s: float = SPAWN_GUARD_S, *extra: str
+) -> None:
     """Start one detached `memindex sync` (single-flight: the lock, plus a short guard so a
     burst of prompts does not start a burst of processes)."""
     marker = os.path.join(root, SPAWN_MARKER)
@@ -100,7 +102,7 @@ def spawn_sync(root, paths: list[str] | None = None, lock_timeout: float = 0.0, 
         if paths is None:
             from .background import start_detached
 
-            start_detached(root, "sync", "--quiet", "--lock-timeout", str(lock_timeout))
+            start_detached(root, "sync", "--quiet", "--lock-timeout", str(lock_timeout), *extra)
         else:
             _start_sync(root, paths, lock_timeout)
     except UnsafeFile as exc:
@@ -246,9 +248,9 @@ def _answer(root, prompt: str, cfg, options: dict) -> list:
     conn = index.open_reader(root, busy_ms=1000)
     try:
         if index.is_stale(conn, root):
-            spawn_sync(root, guard_s=FRESH_SYNC_MIN_S)
-        elif index.sync_due(conn):  # an edit in place moves no folder: a periodic sync sees it
-            spawn_sync(root, guard_s=FRESH_SYNC_MIN_S)
+            spawn_sync(root, None, 0.0, FRESH_SYNC_MIN_S)
+        elif (interval := index.sync_due(conn)) is not None:  # an edit in place moves no folder
+            spawn_sync(root, None, 0.0, interval, "--if-changed")
         return auto_inject(conn, prompt, cfg, **options)
     finally:
         conn.close()
@@ -313,7 +315,7 @@ def on_session_start(data: dict) -> str:
     what needs their attention; optionally name the latest session summaries (passive
     recall, off by default: see docs/evaluation.md)."""
     root = _root_for(data.get("cwd"))
-    from . import index
+    from . import health, index
 
     attention = None
     try:
@@ -323,29 +325,10 @@ def on_session_start(data: dict) -> str:
     except index.IndexUnavailable:
         build_missing_index(root)
     else:
-        try:
-            attention = _attention(conn, root) if data.get("source") != "compact" else None
-        finally:
-            conn.close()
+        with conn:
+            attention = health.session_message(conn, root) if data.get("source") != "compact" else None
         spawn_sync(root)
-    block = _session_start_block(root, data)
-    if not attention:
-        return block
-    from .lean import dumps
-
-    out: dict = {"systemMessage": attention}  # shown to the user by Claude Code, never to the model
-    if block:
-        out["hookSpecificOutput"] = {"hookEventName": "SessionStart", "additionalContext": block}
-    return dumps(out)
-
-
-def _attention(conn, root) -> str | None:
-    """The one line `search` prints on stderr, for the user at the start of a session."""
-    from . import health
-    from .paths import display_prefix
-
-    text = health.line(health.read(conn), display_prefix(root), hint="run `memindex doctor` to see how to fix them")
-    return None if text is None else "memindex: " + text
+    return health.session_output(attention, _session_start_block(root, data))
 
 
 def _session_start_block(root, data: dict) -> str:

@@ -111,6 +111,7 @@ def sync(
     progress: bool = False,
     lock_timeout: float | None = None,
     coalesce: bool = False,
+    if_changed: bool = False,
 ) -> SyncReport:
     """Make the index match the files. `only` limits the diff to some relative paths (a
     write of one file); `rebuild` re-reads everything in place, in one transaction.
@@ -120,6 +121,8 @@ def sync(
     a full incremental sync, which covers their files too."""
     cfg = cfg or load_config(root)
     timeout = check_timeout(cfg["index.lock_timeout_s"] if lock_timeout is None else lock_timeout)
+    if if_changed and not rebuild and only is None and _unchanged(root):
+        return SyncReport()  # no lock, no walk, no semantic pass: the periodic check stays cheap
     with ExitStack() as held:
         if coalesce:
             with waiting_turn(root) as mine:
@@ -130,6 +133,20 @@ def sync(
         else:
             held.enter_context(writer_lock(root, timeout))
         return _repairing(root, lambda: _sync_locked(root, cfg, rebuild=rebuild, only=only, progress=progress))
+
+
+def _unchanged(root: Path) -> bool:
+    """Does the index hold every file as it is (`index.is_current`, no lock taken)?"""
+    try:
+        conn = index.open_reader(root)
+    except index.IndexUnavailable:
+        return False
+    try:
+        return index.is_current(conn, root)
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
 
 
 def _repairing(root: Path, run: Callable[[], SyncReport]) -> SyncReport:

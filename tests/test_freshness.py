@@ -202,12 +202,14 @@ def test_last_sync_in_the_future_is_due() -> None:
     conn.executemany("INSERT INTO meta VALUES (?, ?)", [
         ("last_sync_ns", json.dumps(time.time_ns() + 3600 * 10**9)), ("sync_ms", "50"), ("fingerprint", "[1, 2]"),
     ])
-    assert index.sync_due(conn)
+    assert index.sync_due(conn) == 3.0
     conn.execute("UPDATE meta SET value = ? WHERE key = 'last_sync_ns'", (json.dumps(time.time_ns()),))
-    assert not index.sync_due(conn)
+    assert index.sync_due(conn) is None
     conn.execute("UPDATE meta SET value = '5000' WHERE key = 'sync_ms'")  # a 5 s sync: at most one per 50 s
     conn.execute("UPDATE meta SET value = ? WHERE key = 'last_sync_ns'", (json.dumps(time.time_ns() - 20 * 10**9),))
-    assert not index.sync_due(conn)
+    assert index.sync_due(conn) is None
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'last_sync_ns'", (json.dumps(time.time_ns() - 60 * 10**9),))
+    assert index.sync_due(conn) == 50.0
 
 
 # --- finding 4: "not shown again unless changed" -----------------------------------------
@@ -524,3 +526,18 @@ def test_doctor_passes_on_a_healthy_project(project: Path, tmp_path: Path) -> No
     checks = {c["name"]: c for c in json.loads(out.stdout)["checks"]}
     assert all(c["ok"] is not False for c in checks.values())
     assert checks["trust"]["ok"] is None  # the place `memindex trust` plugs into
+
+
+def test_periodic_check_is_cheap_when_nothing_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sync --if-changed` (the hook's periodic sync) takes no lock and reads nothing when
+    every stat is as the last sync saw it, and syncs when one moved."""
+    root = tmp_path / "p" / ".claude" / "memory"
+    path = write_mem(root, "decision", "db", "Chose postgres", ["db"], {"context": "relational data"})
+    monkeypatch.setattr(sync_mod, "RACY_WINDOW_NS", 0)
+    sync(root, Config())
+    taken: list[str] = []
+    real_lock = sync_mod.writer_lock
+    monkeypatch.setattr(sync_mod, "writer_lock", lambda *a: taken.append("lock") or real_lock(*a))
+    assert not sync(root, Config(), if_changed=True).changed and taken == []
+    rewrite_in_place(path, "relational", "hierarchic")
+    assert sync(root, Config(), if_changed=True).updated == 1 and taken == ["lock"]

@@ -32,7 +32,7 @@ from conftest import (
 from memindex import index
 from memindex import sync as sync_mod
 from memindex.config import parse_config
-from memindex.defaults import INDEX_FILE, LOCK_FILE
+from memindex.defaults import INDEX_FILE, INDEX_VERSION, LOCK_FILE
 from memindex.sync import LockTimeout, sync
 
 QUERIES = ["postgres", "redis cache", "deploy rollback canary", "jwt token rotation", "note 7", "kafka"]
@@ -406,8 +406,8 @@ class TestWalk:
         write_mem(memory_root, "decision", "brief", "Brief visitor", ["a"])
         real_walk = sync_mod.walk
 
-        def racing_walk(root, problems=None):
-            found = real_walk(root, problems)
+        def racing_walk(root, problems=None, ignored=None):
+            found = real_walk(root, problems, ignored)
             assert "decisions/vanishes.json" in found and "decisions/brief.json" in found
             (memory_root / "decisions" / "vanishes.json").unlink()
             (memory_root / "decisions" / "brief.json").unlink()
@@ -657,8 +657,9 @@ def _corrupt_middle(path: Path) -> None:
 
 
 def _wrong_version(path: Path) -> None:
+    """An older version's index (a newer one's is refused, never rebuilt: test_freshness)."""
     conn = sqlite3.connect(path)
-    conn.execute("PRAGMA user_version=99")
+    conn.execute(f"PRAGMA user_version={INDEX_VERSION - 1}")
     conn.commit()
     conn.close()
 

@@ -87,7 +87,7 @@ def index_rows(root: Path) -> list[tuple]:
     conn = index.open_reader(root)
     try:
         return conn.execute(
-            "SELECT d.path, d.mtime_ns, abs(d.size) > 1, d.ctime_ns, d.id, d.category, d.title, d.tags,"
+            "SELECT d.path, d.mtime_ns, 0, d.ctime_ns, d.id, d.category, d.title, d.tags,"
             " d.record_status, f.title, f.tags, f.body FROM documents d JOIN fts f ON f.rowid = d.rowid"
             " ORDER BY d.path"
         ).fetchall()

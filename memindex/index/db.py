@@ -359,20 +359,22 @@ def is_current(conn: sqlite3.Connection, root: str | os.PathLike[str]) -> bool:
         return False
 
 
-def sync_due(conn: sqlite3.Connection) -> bool:
-    """The prompt hook's O(1) question: is the last full sync older than a few seconds
+def sync_due(conn: sqlite3.Connection) -> float | None:
+    """The prompt hook's O(1) question: is the last full sync older than its interval
     (FRESH_SYNC_MIN_S, or FRESH_SYNC_COST_FACTOR times its own duration on a large store),
-    or did it leave files to re-read? A stamp in the future (the clock went back) is due."""
+    or did it leave files to re-read? Returns that interval when a check is due (the
+    hook starts at most one per interval), else None. A stamp in the future (the clock
+    went back) is due."""
     meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('last_sync_ns', 'sync_ms', 'fingerprint')"))
     try:
         last = int(loads(meta.get("last_sync_ns", "0")))
-        took_s = float(loads(meta.get("sync_ms", "0"))) / 1000.0
+        interval = max(FRESH_SYNC_MIN_S, FRESH_SYNC_COST_FACTOR * float(loads(meta.get("sync_ms", "0"))) / 1000.0)
     except (ValueError, TypeError):
-        return True
+        return FRESH_SYNC_MIN_S
     if meta.get("fingerprint", "null") == "null":
-        return True  # the last sync left racy files (or never ran whole)
+        return interval  # the last sync left racy files (or never ran whole)
     age = (time.time_ns() - last) / 1e9
-    return age < -FUTURE_SLACK_S or age > max(FRESH_SYNC_MIN_S, FRESH_SYNC_COST_FACTOR * took_s)
+    return interval if age < -FUTURE_SLACK_S or age > interval else None
 
 
 def now_ns() -> int:
