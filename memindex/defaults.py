@@ -134,6 +134,15 @@ MAX_REASON = 500  # characters of a change summary or a retire/archive reason
 ID_MAX = 80  # characters of a memory id (a slug)
 TEMP_MAX_AGE_S = 3600  # gc removes crashed writers' temp files older than this
 DEFAULT_GRACE_DAYS = 30  # delete.grace_period_days of a hand-built Config that has no usable one
+# Imports (memindex.importers): provenance kinds, and bounds on what a source may make them do.
+SOURCE_KINDS = ("adr", "claude-memory", "claude-md", "markdown", "transcript")  # documented; others allowed
+IMPORT_MAX_SOURCE_BYTES = 1_048_576  # a larger ADR, note or CLAUDE.md is reported and skipped
+IMPORT_MAX_FILES = 10_000  # source files one import reads at most (a folder of 1e6 files is cut there)
+IMPORT_BATCH = 50  # new memories saved per transaction (the writer lock is held for one batch)
+IMPORT_PROGRESS_MIN = 20  # memories to write from which a terminal shows a progress bar
+# Where ADRs live: adr-tools (`doc/adr`, or the folder named in `.adr-dir`), log4brains and
+# MADR 2 (`docs/adr`), MADR 3/4 (`docs/decisions`), and common hand-made layouts.
+ADR_FOLDERS = ("docs/adr", "doc/adr", "docs/decisions", "docs/architecture/decisions", "adr", "architecture/decisions", "docs/architecture/adr")
 # Candidate selection (`memindex candidate`): the calibration is in memindex/write/candidate.py.
 UPDATE_THRESHOLD = 0.70  # match (containment + title overlap, 0..2) from which new text updates a memory
 NOOP_THRESHOLD = 0.95  # exact containment from which the memory already says it all

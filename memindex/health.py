@@ -95,6 +95,22 @@ def line(summary: dict[str, list], prefix: str = "", hint: str = "run `memindex 
     return "memory files need attention: " + "; ".join(parts) + f"; {hint}"
 
 
+def attention(root) -> str | None:
+    """The one stderr line `search` and `explain` print after answering (one meta row of
+    the index; None when nothing needs attention or the index cannot be read)."""
+    from . import index
+    from .paths import display_prefix
+
+    try:
+        conn = index.open_reader(root)
+    except Exception:
+        return None
+    try:
+        return line(read(conn), display_prefix(root))
+    finally:
+        conn.close()
+
+
 def session_message(conn, root) -> str | None:
     """The SessionStart hook's message for the user: the line `search` prints on stderr."""
     from .paths import display_prefix

@@ -11,20 +11,14 @@ from __future__ import annotations
 import os
 import sys
 
+from . import freshen
 from .defaults import (
-    COLD_SYNC_BUDGET_S,
-    COLD_SYNC_MAX_FILES,
     DENSE_K,
     FILES_TAIL_BYTES,
     FOLDERS,
-    FRESH_SYNC_MIN_S,
     HOOK_BUDGET_S as BUDGET_S,
     HOOK_MAX_STDIN as MAX_STDIN,
-    LOG_FILE,
-    SPAWN_GUARD_S,
-    SPAWN_MARKER,
 )
-from .errors import UnsafeFile
 from .lean import loads
 
 _ABSENT = object()  # no worker answers: start one once the prompt is answered
@@ -70,93 +64,6 @@ def _root_for(path: object):
         raise Quiet(str(exc)) from None
     except (RootNotFound, OSError):
         raise Quiet(f"no .claude/memory above {_short(path)}") from None
-
-
-def _start_sync(root, paths: list[str] | None, lock_timeout: float, rebuild: bool = False):
-    """A detached `memindex sync` (or `rebuild`), stderr to the root's log."""
-    from .background import start
-
-    args = ["rebuild" if rebuild else "sync", "--quiet", "--lock-timeout", str(lock_timeout)]
-    if paths and not rebuild:
-        args.append("--coalesce")  # a burst of edits while the lock is held: one waiting sync, not one each
-    for rel in paths or ():
-        args += ["--path", rel]
-    return start(root, *args)
-
-
-def spawn_sync(
-    root, paths: list[str] | None = None, lock_timeout: float = 0.0, guard_s: float = SPAWN_GUARD_S, *extra: str
-) -> None:
-    """Start one detached `memindex sync` (single-flight: the lock, plus a short guard so a
-    burst of prompts does not start a burst of processes)."""
-    marker = os.path.join(root, SPAWN_MARKER)
-    from . import rootfs
-
-    try:
-        if paths is None and not rootfs.single_flight(marker, guard_s):
-            return
-        from .watch.marker import watcher_pid
-
-        if watcher_pid(root) is not None:
-            return  # `memindex watch` keeps this root fresh already
-        if paths is None:
-            from .background import start_detached
-
-            start_detached(root, "sync", "--quiet", "--lock-timeout", str(lock_timeout), *extra)
-        else:
-            _start_sync(root, paths, lock_timeout)
-    except UnsafeFile as exc:
-        note(f"no background sync: {exc}")
-    except OSError as exc:
-        note(f"could not start a background sync: {exc.strerror or exc}")
-
-
-def _small_store(root) -> bool:
-    """At most COLD_SYNC_MAX_FILES memory files (counting stops there)."""
-    seen = 0
-    for folder in FOLDERS:
-        try:
-            with os.scandir(os.path.join(root, folder)) as entries:
-                for entry in entries:
-                    seen += entry.name.endswith(".json")
-                    if seen > COLD_SYNC_MAX_FILES:
-                        return False
-        except OSError:
-            continue
-    return True
-
-
-def build_missing_index(root, rebuild: bool = False) -> bool:
-    """No cold start: index a small store in the foreground within COLD_SYNC_BUDGET_S.
-    Returns whether the index is now there; an overrunning sync goes on in the background."""
-    if not _small_store(root):
-        if rebuild:
-            try:
-                _start_sync(root, None, lock_timeout=30.0, rebuild=True)
-            except (OSError, UnsafeFile) as exc:
-                note(f"could not start a rebuild: {exc}")
-        else:
-            spawn_sync(root)
-        note("a background sync was started")
-        return False
-    import subprocess
-
-    try:
-        proc = _start_sync(root, None, lock_timeout=COLD_SYNC_BUDGET_S, rebuild=rebuild)
-    except UnsafeFile as exc:
-        note(f"no sync: {exc}")
-        return False
-    except OSError as exc:
-        note(f"could not start a sync: {exc.strerror or exc}")
-        return False
-    try:
-        if proc.wait(timeout=COLD_SYNC_BUDGET_S) == 0:
-            return True
-        note(f"the sync failed (see {LOG_FILE})")
-        return False
-    except subprocess.TimeoutExpired:
-        note(f"the first sync takes longer than {COLD_SYNC_BUDGET_S:g} s; it goes on in the background")
-        return False
 
 
 def on_prompt(data: dict) -> str:
@@ -214,7 +121,7 @@ def on_prompt(data: dict) -> str:
     except index.IndexTooNew as exc:
         raise Quiet(str(exc)) from None  # never rebuilt by this older copy (SessionStart tells the user)
     except index.IndexUnavailable as exc:
-        if not build_missing_index(root):
+        if not freshen.build_missing_index(root, note):
             raise Quiet(str(exc)) from None
         hits = _answer(root, prompt, cfg, options)
     except sqlite3.DatabaseError as exc:
@@ -223,7 +130,7 @@ def on_prompt(data: dict) -> str:
         # Damaged pages past the header: readers cannot see it on opening, so the repair
         # starts here, instead of the hook staying silent on every prompt.
         note(f"the index is damaged ({exc})")
-        if not build_missing_index(root, rebuild=True):
+        if not freshen.build_missing_index(root, note, rebuild=True):
             raise Quiet("a rebuild was started") from None
         hits = _answer(root, prompt, cfg, options)
     from .render import memory_context
@@ -247,10 +154,7 @@ def _answer(root, prompt: str, cfg, options: dict) -> list:
 
     conn = index.open_reader(root, busy_ms=1000)
     try:
-        if index.is_stale(conn, root):
-            spawn_sync(root, None, 0.0, FRESH_SYNC_MIN_S)
-        elif (interval := index.sync_due(conn)) is not None:  # an edit in place moves no folder
-            spawn_sync(root, None, 0.0, interval, "--if-changed")
+        freshen.refresh(conn, root, note)
         return auto_inject(conn, prompt, cfg, **options)
     finally:
         conn.close()
@@ -261,7 +165,7 @@ def _ask_worker(root, prompt: str, turns: list[str], cfg):
     search runs; returns the callable that collects its answer for the lexical candidates
     (within semantic.hook_budget_ms in all), None when the worker cannot be asked, or
     _ABSENT when there is none: the hook then starts one for the next prompt (at most once
-    per SPAWN_GUARD_S), once this prompt's answer is ready."""
+    per SPAWN_GUARD_S, `defaults`), once this prompt's answer is ready."""
     from .prompt import dense_text
     from .semantic import client
 
@@ -279,6 +183,20 @@ def _ask_worker(root, prompt: str, turns: list[str], cfg):
         return worker_view(pending)(rowids)
 
     return collect
+
+
+def keep_fresh(data: dict) -> str:
+    """A prompt in a client that cannot take context (Cursor): a stale or missing index is
+    refreshed in the background; nothing is added."""
+    root = _root_for(data.get("cwd"))
+    from . import index
+
+    try:
+        with index.open_reader(root, busy_ms=1000) as conn:
+            freshen.refresh(conn, root, note)
+    except index.IndexUnavailable:
+        freshen.spawn_sync(root, note)
+    return ""
 
 
 def on_pre_tool_use(data: dict) -> str:
@@ -306,7 +224,7 @@ def on_post_tool_use(data: dict) -> str:
     rel = os.path.relpath(path, root).replace(os.sep, "/")
     if rel.startswith("..") or rel.split("/")[0] not in FOLDERS or rel.count("/") != 1:
         return ""
-    spawn_sync(root, [rel], lock_timeout=30.0)
+    freshen.spawn_sync(root, note, [rel], lock_timeout=30.0)
     return ""
 
 
@@ -323,11 +241,11 @@ def on_session_start(data: dict) -> str:
     except index.IndexTooNew as exc:
         attention = f"memindex: {exc}"
     except index.IndexUnavailable:
-        build_missing_index(root)
+        freshen.build_missing_index(root, note)
     else:
         with conn:
             attention = health.session_message(conn, root) if data.get("source") != "compact" else None
-        spawn_sync(root)
+        freshen.spawn_sync(root, note)
     return health.session_output(attention, _session_start_block(root, data))
 
 
@@ -368,16 +286,23 @@ def _alarm(signum: int, frame: object) -> None:
     raise Quiet(f"gave up after {BUDGET_S:g} s")
 
 
-def run(event: str, raw: bytes) -> str:
-    """Handle one hook call; returns what to print (possibly nothing). Never raises; what
-    went wrong goes to stderr as one line."""
+def run(event: str, raw: bytes, client: str = "claude") -> str:
+    """Handle one hook call; returns what to print, in `client`'s format (possibly
+    nothing). Never raises; what went wrong goes to stderr as one line."""
+    from . import clients
+
     del _notes[:]
     out = ""
     try:
         handler = HANDLERS.get(event)
         if handler is None:
             raise Quiet(f"unknown hook event {_short(event)}")
-        out = handler(_payload(raw))
+        if client not in clients.CLIENTS or not clients.supports(client, event):
+            asked, client = client, client if client in clients.CLIENTS else "claude"
+            raise Quiet(f"no {_short(event)} hook for client {_short(asked)}")
+        if (client, event) == ("cursor", "prompt"):
+            handler = keep_fresh
+        out = handler(clients.normalize(client, _payload(raw)))
     except Quiet as exc:
         note(str(exc))
     except Exception as exc:  # the hook must never break a prompt
@@ -385,7 +310,7 @@ def run(event: str, raw: bytes) -> str:
     if _notes:
         line = "; ".join(_notes).replace("\n", " ").replace("\r", " ")
         _say(f"memindex hook: {line[:1000]}")
-    return out
+    return clients.render(client, event, out)
 
 
 def _say(line: str) -> None:
@@ -425,6 +350,7 @@ def _disarm() -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     event = argv[0] if argv else "prompt"
+    client = argv[argv.index("--client") + 1] if "--client" in argv[:-1] else "claude"
     try:
         import _signal as signal
 
@@ -434,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         pass  # no SIGALRM (Windows) or not the main thread
     try:
         raw = sys.stdin.buffer.read(MAX_STDIN + 1) if sys.stdin is not None else b""
-        out = run(event, raw)
+        out = run(event, raw, client)
         _disarm()
         if out:
             sys.stdout.write(out)

@@ -94,6 +94,12 @@ def display_prefix(root: str | os.PathLike[str]) -> str:
     return name + "/"
 
 
+def project_of(root: str | os.PathLike[str]) -> str:
+    """The folder relative memory paths are read from when no working directory is the
+    caller's (the MCP server): the project holding `.claude/memory`."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(root)))
+
+
 def inside(path: str, root_real: str) -> bool:
     """Is a resolved path the root or below it?"""
     return path == root_real or path.startswith(root_real.rstrip(os.sep) + os.sep)

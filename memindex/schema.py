@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .defaults import CATEGORIES, CATEGORY_FOLDER, RECORD_STATUSES, SCHEMA_VERSION, TAGS_MAX, TITLE_MAX
+from .defaults import CATEGORIES, CATEGORY_FOLDER, RECORD_STATUSES, SCHEMA_VERSION, SOURCE_KINDS, TAGS_MAX, TITLE_MAX
 from .errors import short
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
@@ -104,6 +104,21 @@ CONTENT: dict[str, dict[str, Any]] = {
     ),
 }
 
+# Provenance of a memory that capture or an import wrote (docs/memory-format.md). `kind`
+# is a free slug, not an enum: a new importer or client adds its kind without a schema bump.
+SOURCE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "kind": {"type": "string", "pattern": SLUG_PATTERN, "maxLength": 40, "examples": list(SOURCE_KINDS)},
+        "path": {"type": "string", "minLength": 1, "maxLength": 4096},
+        "section": {"type": "string", "maxLength": 1000},
+        "session_id": {"type": "string", "maxLength": 200},
+        "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+    },
+    "required": ["kind", "path"],
+    "additionalProperties": True,
+}
+
 _NULLABLE_TIME = {"anyOf": [_TIME, {"type": "null"}]}
 _NULLABLE_STR = {"type": ["string", "null"]}
 
@@ -136,6 +151,7 @@ def memory_schema(category: str) -> dict[str, Any]:
             "retired_reason": _NULLABLE_STR,
             "archived_at": _NULLABLE_TIME,
             "archived_reason": _NULLABLE_STR,
+            "source": SOURCE,
         },
         "additionalProperties": True,
     }

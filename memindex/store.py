@@ -23,7 +23,7 @@ from .defaults import (
     TAG_MAX_CHARS,
     TAGS_INDEX_MAX,
 )
-from .errors import MemoryFileError, short
+from .errors import MemindexError, MemoryFileError, short
 from .health import is_ignored_name
 from .paths import FileStat, inside, safe_relpath
 
@@ -351,3 +351,23 @@ def iter_memories(root: str | os.PathLike[str], max_bytes: int) -> Iterator[tupl
             yield rel, mem, None
         except MemoryFileError as exc:
             yield rel, None, str(exc)
+
+
+SOURCE_KEYS = ("kind", "path", "section", "session_id")
+
+
+def read_source(root: str | os.PathLike[str], rel: str, max_bytes: int) -> dict[str, str] | None:
+    """The `source` (provenance) of the memory at `rel`, for display: its known string
+    fields, cleaned of control and direction characters; None when it has none or the
+    file cannot be read now."""
+    from .text import sanitize_title
+
+    try:
+        data = parse_json(read_bytes(root, rel, max_bytes)[0])
+    except (MemindexError, OSError):
+        return None
+    src = data.get("source") if isinstance(data, dict) else None
+    if not isinstance(src, dict):
+        return None
+    out = {k: sanitize_title(src[k], limit=1000) for k in SOURCE_KEYS if isinstance(src.get(k), str)}
+    return out or None

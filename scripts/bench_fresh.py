@@ -50,11 +50,11 @@ def bare_walk(root: Path) -> int:
     return n
 
 
-def sync_cpu(root: Path, env: dict, python: str) -> tuple[float, float]:
+def sync_cpu(root: Path, env: dict, python: str, *extra: str) -> tuple[float, float]:
     """(wall s, user + system CPU s) of one `memindex sync` process with nothing to do."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run([python, "-m", "memindex", "--root", str(root), "sync", "--quiet"], env=env, check=True)
+    subprocess.run([python, "-m", "memindex", "--root", str(root), "sync", "--quiet", *extra], env=env, check=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -97,12 +97,15 @@ def main(argv: list[str] | None = None) -> int:
             conn.close()
             nochange_s = timed(lambda: sync(root, Config()), 3)
             wall, cpu = sync_cpu(root, env, args.python)
+            check_wall, check_cpu = sync_cpu(root, env, args.python, "--if-changed")
             interval = max(3.0, 10 * nochange_s)
             rows.append([f"{n:,}", f"{walk_s * 1000:.1f} ms", f"{fp_s * 1000:.1f} ms ({fp_s / walk_s:.2f}x walk)",
                          f"{current_s * 1000:.1f} ms", f"{nochange_s * 1000:.0f} ms", f"{wall:.2f} s / {cpu:.2f} s",
-                         f"{interval:.0f} s", f"{cpu / interval * 100:.1f}% of a core"])
+                         f"{check_wall:.2f} s / {check_cpu:.2f} s", f"{interval:.0f} s",
+                         f"{check_cpu / interval * 100:.1f}% of a core"])
         print(table(["memories", "bare walk", "stat fingerprint", "is_current (search's check)", "no-change sync (in-process)",
-                     "background sync process wall / CPU", "hook's sync interval", "CPU while prompting, at most"], rows))
+                     "`sync` process wall / CPU", "`sync --if-changed` (the hook's check) wall / CPU",
+                     "hook's check interval", "its CPU while prompting, at most"], rows))
         os.sync()
         floor = [args.python, "-c", "import sqlite3, json"]
         trees = [("this tree", REPO)] + ([("compare", Path(args.compare_tree).resolve())] if args.compare_tree else [])

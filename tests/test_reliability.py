@@ -435,7 +435,7 @@ def test_fuzz_search_queries_are_inert(fuzz_store):
     from hypothesis import given
     from hypothesis import strategies as st
 
-    from memindex.cli.search import format_hits
+    from memindex.recall import format_hits
     from memindex.config import Config
     from memindex.inject import auto_inject
     from memindex.query import search

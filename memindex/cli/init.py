@@ -52,10 +52,14 @@ def cmd_init(args: argparse.Namespace, root: str | None, cfg: Config) -> int:
     if args.write_settings:
         add_permissions(project, result)
     rules = permission_rules()
+    from ..importers.discover import offers
+
+    found = offers(project)  # said, never imported by init itself
     if args.json:
         emit_json({
             "root": str(result.root), "created": result.created, "kept": result.kept,
             "rules": rules, "rules_added": result.rules_added if args.write_settings else None,
+            "imports": [o.to_json() for o in found],
         })
         return 0
     if args.quiet:
@@ -74,4 +78,8 @@ def cmd_init(args: argparse.Namespace, root: str | None, cfg: Config) -> int:
         print('{ "permissions": { "allow": [')
         print(",\n".join(f'    "{r}"' for r in rules))
         print("] } }")
+    if found:
+        print("\nWhat this project already knows, ready to import:")
+        for offer in found:
+            print(f"  {offer.line()}")
     return 0

@@ -65,6 +65,8 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "unarchive": ("write", "make an archived memory active again", True),
     "restore": ("write", "make a retired memory active again", True),
     "gc": ("write", "delete retired memories older than delete.grace_period_days (default 30)", True),
+    "mcp": ("mcp", "serve this project's memories to an MCP client over stdio (needs the mcp extra)", False),
+    "import": ("imports", "turn what the project already knows into memories: ADRs, Claude Code's auto memory, CLAUDE.md, Markdown notes", True),
     "candidate": ("candidate", "the existing memory new information should update, and CREATE/UPDATE/UPDATE_OR_DELETE/NOOP (JSON)", True),
 }
 

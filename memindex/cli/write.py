@@ -108,12 +108,7 @@ def save_options(p: argparse.ArgumentParser) -> None:
 def cmd_save(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Create a new memory from JSON (validated, auto-fixed, never overwriting)."""
     data = _read_input(args, cfg)
-    category = args.category
-    if category is None:
-        category = data.get("category") if isinstance(data, dict) else None
-        if not isinstance(category, str):
-            raise UsageError("give --category (or a 'category' field in the JSON)")
-    return _report(args, save_memory(root, cfg, category, data, lock_timeout=args.lock_timeout))
+    return _report(args, save_memory(root, cfg, args.category, data, lock_timeout=args.lock_timeout))
 
 
 # --- update ---------------------------------------------------------------------------

@@ -106,13 +106,16 @@ def is_str_list(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
+ONLY_SOME = {"source"}  # fields only some memories have: provenance, of imported or captured ones
+
+
 def check_conventions(data: dict, conv: Conventions) -> list[str]:
     """The set's rules for a memory that is valid schema 1.0."""
     problems: list[str] = []
     schema = memory_schema(data["category"])
     for where, value, props in (("top level", data, schema["properties"]),
                                 ("content", data["content"], schema["properties"]["content"]["properties"])):
-        missing, extra = set(props) - set(value), set(value) - set(props)
+        missing, extra = set(props) - set(value) - ONLY_SOME, set(value) - set(props)
         if missing:
             problems.append(f"set convention: complete records, {where} misses {sorted(missing)}")
         if extra:

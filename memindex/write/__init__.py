@@ -18,17 +18,18 @@ from ..lazy import exports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .candidate import find_candidate
+    from .candidate import find_candidate, memory_text
     from .locate import display, resolve_path
-    from .ops import gc, grace_period_days, save_memory, set_status, update_memory
+    from .ops import gc, grace_period_days, save_memories, save_memory, save_new, set_status, update_memory
     from .records import TRANSITIONS, merge_update
     from .validate import clean_title, normalize_category, normalize_hash, prepare_new, serialize, slugify, utc_now
 
 # name -> the submodule that defines it (loaded on first use: `memindex candidate` reads
 # only, and does not pay for the writer's modules)
 _EXPORTS = {
-    "find_candidate": "candidate", "display": "locate", "resolve_path": "locate", "gc": "ops",
-    "grace_period_days": "ops", "save_memory": "ops", "set_status": "ops", "update_memory": "ops",
+    "find_candidate": "candidate", "memory_text": "candidate", "display": "locate", "resolve_path": "locate", "gc": "ops",
+    "grace_period_days": "ops", "save_memory": "ops", "save_memories": "ops", "save_new": "ops", "set_status": "ops",
+    "update_memory": "ops",
     "TRANSITIONS": "records", "merge_update": "records", "clean_title": "validate", "normalize_category": "validate",
     "normalize_hash": "validate", "prepare_new": "validate", "serialize": "validate", "slugify": "validate",
     "utc_now": "validate",

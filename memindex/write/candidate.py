@@ -59,7 +59,7 @@ from ..config import Config
 from ..defaults import CANDIDATE_POOL, KEY_FIELDS, NO_DELETE, NOOP_THRESHOLD, UPDATE_THRESHOLD
 from ..errors import MemoryFileError, UsageError
 from ..paths import display_prefix
-from ..store import parse_json, read_bytes
+from ..store import extract_body, parse_json, read_bytes
 from ..reader import open_fresh_reader
 from ..text import query_terms
 from .validate import clean_title, normalize_category, sha256_hex
@@ -99,6 +99,15 @@ def _key_content(category: str, content: object) -> dict[str, Any]:
     if not isinstance(content, dict):
         return {}
     return {k: content[k] for k in KEY_FIELDS.get(category, ()) if k in content}
+
+
+def memory_text(category: str, data: object) -> str:
+    """The new information a whole memory object carries, as candidate matches it: its
+    title and the text of its content."""
+    if not isinstance(data, dict):
+        return ""
+    title = data.get("title") if isinstance(data.get("title"), str) else ""
+    return f"{title}\n{extract_body(category, data.get('content'))}".strip()
 
 
 def find_candidate(

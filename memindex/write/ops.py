@@ -27,6 +27,7 @@ from ..errors import (
     HashConflict,
     IndexUnavailable,
     InvalidMemory,
+    MemindexError,
     MemoryExists,
     MemoryFileError,
     MemoryNotFound,
@@ -180,22 +181,88 @@ def write_transaction(root: Path, cfg: Config, lock_timeout: float | None) -> It
 def save_memory(
     root: str | os.PathLike[str],
     cfg: Config,
-    category: str,
+    category: str | None,
     data: object,
     *,
     now: datetime | None = None,
     lock_timeout: float | None = None,
 ) -> dict[str, Any]:
-    """Create a new memory; never overwrites. Returns {status, path, id, sha256, fixes,
-    indexed}. Raises InvalidMemory, MemoryExists, WriteError, or LockTimeout."""
+    """Create a new memory; never overwrites. `category` None takes the memory's own
+    `category` field. Returns {status, path, id, sha256, fixes, indexed}. Raises
+    InvalidMemory, MemoryExists, WriteError, or LockTimeout."""
     root = Path(root)
-    category = normalize_category(category)
-    mem, fixes = prepare_new(category, data, now=now, max_bytes=int(cfg["index.max_file_bytes"]))
-    rel = f"{CATEGORY_FOLDER[category]}/{mem['id']}.json"
-    blob = serialize(mem)
+    rel, mem, blob, fixes = _new_file(cfg, _category_of(category, data), data, now)
     with write_transaction(root, cfg, lock_timeout) as txn:
         sha = txn.create(rel, blob)
         return txn.commit(txn.answer("created", rel, mem["id"], sha256=sha, fixes=fixes))
+
+
+def _category_of(category: str | None, data: object) -> str:
+    """The category given, else the memory's own `category` field, normalised."""
+    if category is None:
+        category = data.get("category") if isinstance(data, dict) else None
+        if not isinstance(category, str):
+            raise UsageError("give the category (or a 'category' field in the memory)")
+    return normalize_category(category)
+
+
+def save_new(
+    root: str | os.PathLike[str],
+    cfg: Config,
+    category: str | None,
+    data: object,
+    *,
+    new_topic: bool = False,
+    lock_timeout: float | None = None,
+) -> dict[str, Any]:
+    """Save through the candidate flow (what the memory-save skill has the model do in
+    two steps): when an active memory of the category already holds the topic (candidate
+    UPDATE, UPDATE_OR_DELETE or NOOP), nothing is written and the answer is
+    {status: "not_saved", candidate: <find_candidate's answer>}, naming the memory to
+    update and its sha256. `new_topic` saves anyway: the caller read the candidate and it
+    is another subject."""
+    from .candidate import find_candidate, memory_text
+
+    category = _category_of(category, data)
+    if not new_topic:
+        text = memory_text(category, data)
+        answer = find_candidate(root, cfg, category, text) if text.strip() else None
+        if answer is not None and answer["recommendation"] != "CREATE":
+            return {"status": "not_saved", "candidate": answer}
+    return save_memory(root, cfg, category, data, lock_timeout=lock_timeout)
+def _new_file(cfg: Config, category: str, data: object, now: datetime | None) -> tuple[str, dict[str, Any], bytes, list[str]]:
+    """A new memory checked and made file bytes: (path in the root, memory, bytes, fixes)."""
+    category = normalize_category(category)
+    mem, fixes = prepare_new(category, data, now=now, max_bytes=int(cfg["index.max_file_bytes"]))
+    return f"{CATEGORY_FOLDER[category]}/{mem['id']}.json", mem, serialize(mem), fixes
+
+
+def save_memories(
+    root: str | os.PathLike[str],
+    cfg: Config,
+    batch: Iterable[tuple[str, object]],
+    *,
+    now: datetime | None = None,
+    lock_timeout: float | None = None,
+) -> list[dict[str, Any] | MemindexError]:
+    """`save_memory` for each (category, data) of `batch`, with the same checks, under one
+    lock and one index update (an import writes hundreds: one transaction each cost 40 ms,
+    mostly fsyncs). One answer per item, in order: the answer, or the error (a WriteError,
+    or whatever else the checks raise) that refused that memory (the others are still written)."""
+    root = Path(root)
+    answers: list[dict[str, Any] | MemindexError] = []
+    with write_transaction(root, cfg, lock_timeout) as txn:
+        for category, data in batch:
+            try:
+                rel, mem, blob, fixes = _new_file(cfg, category, data, now)
+                answers.append(txn.answer("created", rel, mem["id"], sha256=txn.create(rel, blob), fixes=fixes))
+            except MemindexError as exc:  # whatever refuses one memory refuses only it
+                answers.append(exc)
+        done = txn.commit({})
+    for answer in answers:
+        if isinstance(answer, dict):
+            answer.update(done)
+    return answers
 
 
 def _existing(root: str | os.PathLike[str], path: str, cwd: str | None, expect_hash: str | None) -> tuple[Path, str, str]:

@@ -77,6 +77,9 @@ def test_readme_install_commands_then_the_first_prompt_shows_the_readme_block(to
     run = claude(project, FLAKY_PROMPT, script=[[text("ok")]], home=home, path_first=[venv / "bin"])
     [init] = [e for e in run.events if e.get("subtype") == "init"]
     [plugin] = [p for p in init["plugins"] if p["name"] == "memindex"]
+    servers = {m["name"]: m["status"] for m in init.get("mcp_servers", [])}
+    if os.environ.get("MEMINDEX_E2E_NETNS") != "1":  # the [mcp] extra was installed: the plugin's server runs
+        assert any("memindex" in name and status == "connected" for name, status in servers.items()), servers
     assert Path(plugin["path"]).resolve() == clone.resolve(), "runs live from the directory it was installed from"
     blocks_now = memory_contexts(run.last_body, since_last_prompt=True)
     assert [b for _, b in blocks_now] == [shown.rstrip("\n")], (blocks_now, [h["stderr"] for h in run.hooks])

@@ -117,7 +117,7 @@ def fuzz_queries(ctx: Context, store: FuzzStore, seconds: float) -> None:
     from hypothesis import given
     from hypothesis import strategies as st
 
-    from memindex.cli.search import format_hits, hit_json
+    from memindex.recall import format_hits, hit_json
     from memindex.config import Config
     from memindex.inject import auto_inject
     from memindex.query import Filters, Params, search
@@ -307,7 +307,7 @@ def fuzz_memory_files(ctx: Context, seconds: float) -> None:
     from hypothesis import given
     from hypothesis import strategies as st
 
-    from memindex.cli.search import format_hits
+    from memindex.recall import format_hits
     from memindex.query import search
     from memindex.sync import sync
 
