@@ -40,6 +40,18 @@ def rewrite_in_place(path: Path, old: str, new: str) -> None:
     assert path.stat().st_ino == ino
 
 
+def hook_injects(project: Path, prompt: str, shown: str, within_s: float = 20) -> bool:
+    """Ask the prompt hook again until it injects `shown` (True) or `within_s` passes."""
+    deadline = time.time() + within_s
+    while time.time() < deadline:
+        out = run_hook(prompt_json(project, prompt))
+        assert out.returncode == 0
+        if shown in out.stdout.decode():
+            return True
+        time.sleep(0.3)
+    return False
+
+
 def age_last_sync(root: Path, seconds: float) -> None:
     """As if the last full sync ran `seconds` ago and the racy window has passed."""
     conn = sqlite3.connect(root / ".index.db")
@@ -76,15 +88,7 @@ def test_prompt_hook_sees_an_edit_in_place_without_the_watcher(project: Path) ->
     prompt = "quokkaflux zebrafinch keeps failing again"
     rewrite_in_place(path, "rotate the secret", "quokkaflux zebrafinch")
     age_last_sync(root, 60)
-    deadline = time.time() + 20
-    while time.time() < deadline:
-        out = run_hook(prompt_json(project, prompt))
-        assert out.returncode == 0
-        if "stripe-webhook-signature.json" in out.stdout.decode():
-            break
-        time.sleep(0.3)
-    else:
-        pytest.fail("the prompt hook never saw the edit made in place")
+    assert hook_injects(project, prompt, "stripe-webhook-signature.json"), "the prompt hook never saw the edit made in place"
 
 
 def test_the_hook_itself_stays_o1(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -173,14 +177,8 @@ def test_future_spawn_guard_does_not_stop_background_syncs(project: Path) -> Non
     future = time.time() + 86400
     os.utime(guard, (future, future))
     put(root, "runbook", "kafka-lag", "Kafka consumer lag runbook", ["kafka"], "consumer lag on the orders topic")
-    deadline = time.time() + 20
-    while time.time() < deadline:
-        out = run_hook(prompt_json(project, "kafka consumer lag on the orders topic is growing"))
-        if "kafka-lag.json" in out.stdout.decode():
-            break
-        time.sleep(0.3)
-    else:
-        pytest.fail("a guard file in the future stopped every background sync")
+    assert hook_injects(project, "kafka consumer lag on the orders topic is growing", "kafka-lag.json"), \
+        "a guard file in the future stopped every background sync"
     assert guard.stat().st_mtime < time.time() + 5
 
 
