@@ -1,6 +1,14 @@
 """`memindex` commands the hooks start in the background: detached (their own session,
 they outlive the hook), stdin and stdout on /dev/null, stderr appended to the root's log
-(rotated once past LOG_MAX_BYTES). Standard library only: the hooks use it."""
+(rotated once past LOG_MAX_BYTES). Standard library only: the hooks use it.
+
+Isolated from the project (a cloned repository is untrusted input): the working folder is
+`/`, never the project, and Python is told not to put the current folder first on its path
+(`-P` on 3.11+; on 3.10, which has no -P short of -I, the bootstrap drops that entry before
+importing anything). The package itself comes from an explicit path, first. Unlike `-I`,
+this keeps the user's own site-packages (`pip install --user`) and environment: the
+project's files, not the user's, are the untrusted part.
+"""
 
 from __future__ import annotations
 
@@ -10,13 +18,22 @@ import sys
 from .defaults import LOG_FILE, LOG_MAX_BYTES
 
 
-def command(root: str | os.PathLike[str], *args: str) -> tuple[list[str], dict[str, str]]:
-    """`python -m memindex --root ROOT ARGS...` for this package, whatever the caller's
-    own sys.path (the hooks run `-I -S` from the plugin folder), and its environment."""
+# Runs as `python [-P] -c BOOT memindex PACKAGE_PARENT --root ROOT ARGS...` ("memindex" names
+# the process in `ps`): the package's parent goes first on sys.path (on 3.10, in place of
+# the current folder that -c put there), then the CLI sees `memindex --root ROOT ARGS...`.
+BOOT = (
+    "import sys; sys.path[0:0 if getattr(sys.flags, 'safe_path', 0) else 1] = [sys.argv[2]]; "
+    "sys.argv[0:3] = ['memindex']; from memindex.cli import main; sys.exit(main())"
+)
+CWD = os.path.abspath(os.sep)  # never the project: nothing there is looked up by name
+
+
+def command(root: str | os.PathLike[str], *args: str) -> list[str]:
+    """`memindex --root ROOT ARGS...` for this package, whatever the caller's own sys.path
+    (the hooks run `-I -S` from the plugin folder), isolated from the project's files."""
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = package_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return [sys.executable, "-m", "memindex", "--root", os.fspath(root), *args], env
+    flags = ["-P"] if sys.version_info >= (3, 11) else []
+    return [sys.executable, *flags, "-c", BOOT, "memindex", package_parent, "--root", os.path.abspath(os.fspath(root)), *args]
 
 
 def open_log(root: str | os.PathLike[str]) -> int:
@@ -37,11 +54,12 @@ def open_log(root: str | os.PathLike[str]) -> int:
 def start_detached(root: str | os.PathLike[str], *args: str) -> int:
     """`start` for the prompt hook's periodic syncs, without loading `subprocess` (5 ms of
     imports on every prompt that starts one): `posix_spawn` in a new session where the OS
-    has it, else `start`. Returns the child's pid; nobody waits for it."""
+    has it (through `/bin/sh -c 'cd / && exec ...'`: the working folder is `/`, as for
+    `start`), else `start`. Returns the child's pid; nobody waits for it."""
     spawn = getattr(os, "posix_spawn", None)
-    if spawn is None:  # Windows
+    if spawn is None or not os.path.exists("/bin/sh"):  # Windows
         return start(root, *args).pid
-    cmd, env = command(root, *args)
+    cmd = command(root, *args)
     log = open_log(root)
     try:
         actions = [
@@ -49,21 +67,22 @@ def start_detached(root: str | os.PathLike[str], *args: str) -> int:
             (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
             (os.POSIX_SPAWN_DUP2, log, 2),
         ]
-        return spawn(cmd[0], cmd, env, file_actions=actions, setsid=True)
+        return spawn("/bin/sh", ["sh", "-c", 'cd / && exec "$@"', "sh", *cmd], dict(os.environ),
+                     file_actions=actions, setsid=True)
     finally:
         os.close(log)
 
 
-def start(root: str | os.PathLike[str], *args: str, cwd: str | None = None):
-    """Start `memindex --root ROOT ARGS...` detached; returns its Popen."""
+def start(root: str | os.PathLike[str], *args: str):
+    """Start `memindex --root ROOT ARGS...` detached, from `/`; returns its Popen."""
     import subprocess
 
-    cmd, env = command(root, *args)
+    cmd = command(root, *args)
     log = open_log(root)
     try:
         return subprocess.Popen(
             cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
-            env=env, cwd=cwd, start_new_session=True, close_fds=True,
+            cwd=CWD, start_new_session=True, close_fds=True,
         )
     finally:
         os.close(log)

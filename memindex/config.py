@@ -97,6 +97,11 @@ SPEC: dict[str, object] = {
             "inject_recent": Leaf(0, 0, 3),
         },
     },
+    "capture": {
+        # the Stop hook asks the model, once per topic, to save a decision, fix, limit,
+        # deferred work, preference or "remember this" of the latest turn (README.md)
+        "save_prompts": Leaf(True),
+    },
     "categories": {
         cat: {
             "retention_days": Leaf(0, 0, 36_500),

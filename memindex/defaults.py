@@ -23,6 +23,14 @@ SPAWN_MARKER = ".sync.spawned"  # the hooks' last background sync start (single 
 LOG_FILE = ".memindex.log"  # stderr of background syncs
 SERVE_MARKER = ".serve.pid"  # the resident worker's pid marker (flock: one worker per root)
 SERVE_SPAWN_MARKER = ".serve.spawned"  # the hooks' last worker start (single flight; a future mtime backs off)
+# Every file memindex derives in a memory root (gitignore patterns): `memindex init` lists
+# them in the root's .gitignore, so none is committed; a committed index is never read anyway
+# (memindex/provenance.py). A new derived file adds its pattern here.
+DERIVED_FILES: tuple[str, ...] = (
+    INDEX_FILE, INDEX_FILE + "-*", LOCK_FILE, WAIT_FILE, WATCH_MARKER, SPAWN_MARKER, LOG_FILE, LOG_FILE + ".1",
+    SERVE_MARKER, SERVE_SPAWN_MARKER, INDEX_MD, ".*.tmp",
+)
+GITIGNORE = ".gitignore"
 
 # The hooks (Claude Code runs them with a 10 s timeout of its own).
 HOOK_MAX_STDIN = 16 * 1024 * 1024
@@ -45,6 +53,16 @@ RACY_WINDOW_NS = 2_000_000_000
 FRESH_SYNC_MIN_S = 3.0
 FRESH_SYNC_COST_FACTOR = 10.0
 FUTURE_SLACK_S = 5.0  # a guard or stamp further in the future than this: the clock went back, it has expired
+# The Stop hook's save prompts (memindex/capture/triage.py, patterns in data/triage.json).
+TURN_TAIL_BYTES = 131_072  # the transcript's end read for the latest turn (x4 while it holds no prompt)...
+TURN_MAX_BYTES = 4 * 1024 * 1024  # ... up to this
+SAVE_PROMPT_TOPICS = 2  # topics named in one save prompt
+SAVE_PROMPTS_PER_SESSION = 5  # save prompts in one session, at most
+TOPIC_MAX_CHARS = 120  # of a topic quoted in the prompt
+TOOL_RESULT_CHARS = 2_000  # the end of each tool result the triage reads (a build's verdict)...
+TOOL_RESULTS_MAX = 20  # ... of the turn's last this many
+ASKED_MAX_BYTES = 65_536  # a session's record of topics asked about (oldest dropped past it)
+ASKED_TTL_S = 7 * 86_400  # ... removed this long after the session's last ask
 
 # folder -> category, in the order the reference system lists them
 FOLDERS: dict[str, str] = {

@@ -1,5 +1,5 @@
 """Claude Code hooks: UserPromptSubmit (inject), PreToolUse (the memories of the file at
-hand), PostToolUse (sync one file), SessionStart.
+hand), PostToolUse (sync one file), SessionStart, Stop (save prompts).
 
 The prompt path is the product's first impression: standard library and this package
 only, the index opened read-only, no memory file read, never a traceback on stdout. Any
@@ -276,9 +276,33 @@ def _session_start_block(root, data: dict) -> str:
     return memory_context(hits, display_prefix(root))
 
 
+def on_stop(data: dict) -> str:
+    """Stop: at most one save prompt for what the latest turn decided, fixed, found,
+    deferred or was asked to remember (the only output; the stop goes on without it)."""
+    return save_prompt(data)
+
+
+def save_prompt(data: dict) -> str:
+    """The triage's block decision, or "" (capture/triage.py: never after a blocked stop,
+    `stop_hook_active`). Off with `capture.save_prompts: false`; needs a memory root."""
+    root = _root_for(data.get("cwd"))
+    from .config import load_config
+
+    cfg = load_config(root)
+    if not cfg["capture.save_prompts"]:
+        return ""
+    from .capture import asked
+    from .capture.triage import stop_decision
+
+    try:
+        return stop_decision(data)
+    except asked.Unavailable as exc:
+        raise Quiet(f"no save prompt: {exc}") from None
+
+
 HANDLERS = {
     "prompt": on_prompt, "pre-tool-use": on_pre_tool_use, "post-tool-use": on_post_tool_use,
-    "session-start": on_session_start,
+    "session-start": on_session_start, "stop": on_stop,
 }
 
 

@@ -70,12 +70,22 @@ def _check_dir(path: str, st: os.stat_result, link: bool = False) -> None:
         return  # Windows: no uids nor mode bits to check (its ACLs are not read here)
     if st.st_uid not in (os.geteuid(), 0):
         raise UntrustedRoot(path, f"({what}) belongs to uid {st.st_uid}, not to this user")
-    if link:
-        return
+    why = None if link else why_foreign(st)
+    if why:
+        raise UntrustedRoot(path, why)
+
+
+def why_foreign(st: os.stat_result) -> str | None:
+    """The root's owner and mode rule, for any folder or file memindex trusts: owned by this
+    user or root, writable by no one else (group write only for the user's own group).
+    Why `st` breaks it, or None."""
+    if st.st_uid not in (os.geteuid(), 0):
+        return f"belongs to uid {st.st_uid}, not to this user"
     if st.st_mode & stat.S_IWOTH:
-        raise UntrustedRoot(path, "is writable by every user")
+        return "is writable by every user"
     if st.st_mode & stat.S_IWGRP and st.st_gid != os.getegid():
-        raise UntrustedRoot(path, f"is writable by group {st.st_gid}")
+        return f"is writable by group {st.st_gid}"
+    return None
 
 
 def _looks_like_memory_root(folder: str) -> bool:

@@ -160,14 +160,17 @@ def explain(root: str, cfg: Config, prompt: str, file: str | None = None, allow_
         pending = client.begin(root, dense_text(prompt, [], cfg), k=DENSE_K, budget_s=1.0)
         dense = None if pending is None else worker_view(pending)
         semantic = "the worker was asked" if pending else "no worker running: the lexical rules alone (as the hook without it)"
+    from .index.reads import invalid_files
+    from .store import read_source, refusals
+
     try:
         outcome = on_file(conn, file, prompt, cfg) if file is not None else decide(conn, prompt, cfg, dense=dense)
+        refused = refusals(root, invalid_files(conn))  # never considered: the index does not hold them
     finally:
         conn.close()
     if dense is not None:
         semantic = "the worker answered" if outcome.dense is not None else "the worker did not answer in time: lexical rules alone"
     prefix = display_prefix(root)
-    from .store import read_source
 
     sources = {d.path: read_source(root, d.path, int(cfg["index.max_file_bytes"])) for d in outcome.decisions}
     names = EXPLAIN_SETTINGS + (("tool_anchors",) if file is not None else ())
@@ -175,6 +178,7 @@ def explain(root: str, cfg: Config, prompt: str, file: str | None = None, allow_
         "prompt": prompt, **({"file": file} if file is not None else {}), "intent": outcome.intent,
         "settings": {k: cfg[f"retrieval.{k}"] for k in names}, "semantic": semantic,
         "injected": [prefix + h.path for h in outcome.hits],
+        "refused": {prefix + rel: why for rel, why in refused.items()},
         "considered": [
             {"path": prefix + d.path, "kept": d.kept, "rule": d.rule, "score": round(d.score, 4),
              "coverage": None if d.coverage is None else round(d.coverage, 3), "source": sources[d.path]}

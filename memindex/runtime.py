@@ -1,9 +1,13 @@
 """This user's private runtime folder: the worker's sockets and the hooks' session memos.
 
 `$XDG_RUNTIME_DIR/memindex` when XDG_RUNTIME_DIR is an absolute folder of this user that
-no one else may enter, else `/tmp/memindex-<uid>`. It must be a real folder (not a link)
-owned by this user with mode 0700; anything else is refused. Standard library only: the
-hooks import it.
+no one else may enter, else `$TMPDIR/memindex-<uid>` (`/tmp/memindex-<uid>`). It must be a
+real folder (not a link) owned by this user that no one else may enter; anything else is
+refused. In a shared temporary folder anyone can create that name first: when another
+user's (or an open) folder squats it, this user's cache folder is used instead
+(`$XDG_CACHE_HOME/memindex/run`, default `~/.cache/memindex/run`), so no one else can
+disable the worker; `squatted()` says so in one line. Standard library only: the hooks
+import it.
 """
 
 from __future__ import annotations
@@ -23,9 +27,40 @@ def why_not_private(path: str) -> str | None:
     why = why_unsafe(st, folder=True)
     if why:
         return why
-    if stat_mod.S_IMODE(st.st_mode) != 0o700:
-        return f"has mode {stat_mod.S_IMODE(st.st_mode):04o}, not 0700"
+    if stat_mod.S_IMODE(st.st_mode) & 0o077:
+        return f"has mode {stat_mod.S_IMODE(st.st_mode):04o}: others may enter it"
     return None
+
+
+def _shared() -> str:
+    """`memindex-<uid>` in the temporary folder every user shares."""
+    base = os.environ.get("TMPDIR") or ""
+    if not os.path.isabs(base) or len(base) > 40:
+        base = "/tmp"
+    if not hasattr(os, "geteuid"):  # Windows: the user's own temporary folder
+        return os.path.join(os.environ.get("TEMP") or os.path.expanduser("~"), "memindex")
+    return os.path.join(base, f"memindex-{os.geteuid()}")
+
+
+def _own_fallback() -> str:
+    """A folder under this user's cache folder: no other user can create it first."""
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    if not os.path.isabs(base):
+        base = os.path.join(os.environ.get("HOME") or os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "memindex", "run")
+
+
+def squatted() -> str | None:
+    """One line when the shared folder is not this user's private one and the fallback is
+    used instead (for the worker's log and `status`), else None."""
+    used, shared = runtime_dir(), _shared()
+    if used != _own_fallback():
+        return None
+    try:
+        why = why_not_private(shared)
+    except OSError as exc:
+        why = f"cannot be checked ({exc.strerror or exc})"
+    return f"{shared} {why}: using {used} instead (remove {shared} to go back to it)"
 
 
 def runtime_dir() -> str:
@@ -37,19 +72,29 @@ def runtime_dir() -> str:
                 return os.path.join(base, "memindex")
         except OSError:
             pass
-    if not hasattr(os, "geteuid"):  # Windows: the user's own temporary folder
-        return os.path.join(os.environ.get("TEMP") or os.path.expanduser("~"), "memindex")
-    return f"/tmp/memindex-{os.geteuid()}"
+    shared = _shared()
+    try:
+        if why_not_private(shared) is None:
+            return shared
+    except FileNotFoundError:
+        return shared  # made by `private_dir(create=True)`
+    except OSError:
+        pass
+    fallback = _own_fallback()
+    return fallback if len(fallback) + 22 <= SUN_PATH_MAX else shared  # too long for a socket: refused as it is
 
 
 def private_dir(create: bool = False) -> str:
-    """`runtime_dir()`, checked (and made with mode 0700 when `create`). Raises UnsafeFile
-    when it is not this user's private folder, FileNotFoundError when absent."""
+    """`runtime_dir()`, checked (and made with mode 0700 when `create`, its parents too
+    when it is the cache fallback). Raises UnsafeFile when it is not this user's private
+    folder, FileNotFoundError when absent."""
     from .errors import UnsafeFile
 
     path = runtime_dir()
     if create:
         try:
+            if path == _own_fallback():
+                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
             os.mkdir(path, 0o700)
         except FileExistsError:
             pass

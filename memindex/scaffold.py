@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .defaults import CONFIG_FILE, FOLDERS, MEMORY_DIR
+from .defaults import CONFIG_FILE, DERIVED_FILES, FOLDERS, GITIGNORE, MEMORY_DIR
 from .errors import MemindexError
 from .files import create_exclusive, replace_atomic
 
@@ -24,6 +24,7 @@ class InitResult:
     root: Path
     created: list[str] = field(default_factory=list)  # relative to the project
     kept: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)  # files init added lines to (.gitignore)
     rules_added: list[str] = field(default_factory=list)
 
 
@@ -54,13 +55,63 @@ def init_project(project: Path) -> InitResult:
         result.created.append(rel)
     except FileExistsError:
         result.kept.append(rel)
+    rel = str(Path(*MEMORY_DIR, GITIGNORE))
+    {"created": result.created, "updated": result.updated, "kept": result.kept}[ignore_derived(root)].append(rel)
     return result
+
+
+GITIGNORE_HEAD = "# Derived by memindex from the memory files: never committed (memindex init)\n"
+
+
+def ignore_derived(root: Path) -> str:
+    """List every derived file (defaults.DERIVED_FILES) in the root's .gitignore: creates it,
+    or appends the patterns it lacks (the rest of the file is kept). Returns what it did."""
+    from . import rootfs
+    from .errors import UnsafeFile
+
+    path = str(root / GITIGNORE)
+    try:
+        create_exclusive(path, (GITIGNORE_HEAD + "\n".join(DERIVED_FILES) + "\n").encode())
+        return "created"
+    except FileExistsError:
+        pass
+    try:
+        text = (rootfs.read(path, 1_048_576) or b"").decode("utf-8", "replace")
+    except UnsafeFile as exc:
+        raise MemindexError(f"{exc}: add these lines to it by hand: {' '.join(DERIVED_FILES)}") from None
+    have = {line.strip() for line in text.splitlines()}
+    missing = [p for p in DERIVED_FILES if p not in have]
+    if not missing:
+        return "kept"
+    lead = "" if not text or text.endswith("\n") else "\n"
+    rootfs.write(path, (lead + GITIGNORE_HEAD + "\n".join(missing) + "\n").encode(), append=True)
+    return "updated"
+
+
+def _settings_file(path: Path, project: Path) -> Path:
+    """The file to edit for `.claude/settings.json`: itself, or the file it links to when
+    that stays inside the project (written in place of the target, the link kept). A link
+    out of the project (a cloned repository's could name any file of the user), a dangling
+    one or anything but a regular file is refused with what to do instead."""
+    from .paths import inside
+
+    if not path.is_symlink():
+        if path.exists() and not path.is_file():
+            raise MemindexError(f"{path} is not a regular file; add the rules by hand")
+        return path
+    target = os.path.realpath(path)
+    if not inside(target, os.path.realpath(project)):
+        raise MemindexError(f"{path} is a symbolic link to {target}, outside the project: memindex does not "
+                            f"write there; add the rules to that file by hand (`memindex init` prints them)")
+    if not os.path.isfile(target):
+        raise MemindexError(f"{path} is a symbolic link to {target}, which is not a regular file; add the rules by hand")
+    return Path(target)
 
 
 def add_permissions(project: Path, result: InitResult | None = None) -> list[str]:
     """Merge the skills' allow rules into `<project>/.claude/settings.json`; returns the
     rules that were not there yet. Anything else in the file is left as it is."""
-    path = project / MEMORY_DIR[0] / "settings.json"
+    path = _settings_file(project / MEMORY_DIR[0] / "settings.json", project)
     settings: Any = {}
     if path.exists():
         try:

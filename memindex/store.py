@@ -25,7 +25,30 @@ from .defaults import (
 )
 from .errors import MemindexError, MemoryFileError, short
 from .health import is_ignored_name
-from .paths import FileStat, inside, safe_relpath
+from .paths import FileStat, inside, safe_relpath, why_foreign
+
+
+# How a refusal under the root's owner and mode rule starts (a folder in `walk`'s problems,
+# a file in the index's invalid table): another user could make such memories say anything.
+REFUSED = "refused: "
+
+
+def folder_refusal(root: str | os.PathLike[str], folder: str) -> str | None:
+    """Why a category folder is refused (another user owns it or may write in it), or None."""
+    try:
+        st = os.stat(os.path.join(root, folder))
+    except OSError:
+        return None
+    why = why_foreign(st)
+    return f"{REFUSED}the folder {why}: its memories are not indexed" if why else None
+
+
+def refusals(root: str | os.PathLike[str], invalid: dict[str, str]) -> dict[str, str]:
+    """Everything refused under the owner and mode rule: category folders (looked at now)
+    and memory files (as the last sync found them, from the index's invalid table)."""
+    out = {f"{folder}/": why for folder in FOLDERS if (why := folder_refusal(root, folder))}
+    out.update({rel: why for rel, why in invalid.items() if why.startswith(REFUSED)})
+    return out
 
 
 def walk(
@@ -45,6 +68,11 @@ def walk(
             if not inside(os.path.realpath(dir_path), root_real):
                 if problems is not None:
                     problems[folder + "/"] = "category folder is a link that leaves the memory root"
+                continue
+            refused = folder_refusal(root, folder)
+            if refused:
+                if problems is not None:
+                    problems[folder + "/"] = refused
                 continue
             entries = list(os.scandir(dir_path))
         except FileNotFoundError:
@@ -133,6 +161,9 @@ def read_bytes(root: str | os.PathLike[str], rel: str, max_bytes: int) -> tuple[
         st = os.fstat(fh.fileno())
         if not stat_mod.S_ISREG(st.st_mode):
             raise MemoryFileError("not a regular file")
+        foreign = why_foreign(st)
+        if foreign:
+            raise MemoryFileError(f"{REFUSED}the file {foreign}: another user could make it say anything; not indexed")
         if st.st_size > max_bytes:
             raise MemoryFileError(f"file is {st.st_size} bytes, over the {max_bytes}-byte limit")
         try:

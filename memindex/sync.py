@@ -25,7 +25,7 @@ from .index.db import built_by
 from .paths import safe_relpath
 from .paths import FileStat, display_prefix
 from .errors import LockTimeout, MemoryFileError, UnsafeFile, UsageError
-from .store import load_memory, stat_file, walk
+from .store import REFUSED, folder_refusal, load_memory, stat_file, walk
 
 
 @contextmanager
@@ -182,8 +182,10 @@ def _diff_targets(
         return walk(root, problems, ignored)
     root_real = os.path.realpath(root)
     found: dict[str, FileStat] = {}
+    refused = {folder: folder_refusal(root, folder) for folder in {rel.split("/")[0] for rel in only} if folder in FOLDERS}
+    problems.update({f"{folder}/": why for folder, why in refused.items() if why})
     for rel in only:
-        if safe_relpath("", rel) is not None and rel.split("/")[0] in FOLDERS:
+        if safe_relpath("", rel) is not None and rel.split("/")[0] in FOLDERS and not refused[rel.split("/")[0]]:
             st = stat_file(root_real, rel, os.path.join(root, rel), problems)
             if st is not None:
                 found[rel] = st
@@ -196,7 +198,8 @@ def _diff(
     """(files to read, paths gone): what differs between the files and the index."""
     to_read = [p for p, st in current.items() if docs.get(p) != st and bad.get(p) != st]
     # A folder that could not be listed (permissions, I/O) keeps what the index knew.
-    unlisted = {key[:-1] for key in problems if key.endswith("/")}
+    # A refused one (another user's) keeps nothing.
+    unlisted = {key[:-1] for key, why in problems.items() if key.endswith("/") and not why.startswith(REFUSED)}
     gone = [p for p in (set(docs) | set(bad)) if p not in current and p.split("/")[0] not in unlisted]
     return to_read, gone
 
@@ -309,6 +312,8 @@ def _sync_locked(
         finally:
             if bar is not None:
                 bar.close()
+        if rebuild and only_list is None:
+            index.confirm_build(conn)  # the rebuilt index's new id alone is accepted now
         report.invalid = index.count_invalid(conn) + sum(
             1 for p in report.problems if p not in current and not p.endswith("/")
         )

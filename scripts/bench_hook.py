@@ -100,11 +100,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--reference-max", type=int, default=10_000, help="largest size for the rebuild-per-prompt design")
+    parser.add_argument("--baseline", type=Path, metavar="TREE",
+                        help="another checkout of memindex (e.g. `git archive main`) whose hook is timed in the same series, "
+                             "on the same stores: before/after ratios")
     args = parser.parse_args(argv)
     compileall.compile_dir(str(REPO / "memindex"), quiet=1)  # as `pip install` does; PYTHONDONTWRITEBYTECODE may be set
+    if args.baseline:
+        compileall.compile_dir(str(args.baseline / "memindex"), quiet=1)
     env = dict(os.environ, PYTHONPATH=str(REPO))  # the floor and the reference design see the same environment
     floor = [sys.executable, "-c", "import sqlite3, json"]
-    rows = []
+    rows, before = [], []
     with tempfile.TemporaryDirectory(prefix="memindex-hookbench-") as tmp:
         payloads: dict[int, list[bytes]] = {}
         with_transcript: dict[int, list[bytes]] = {}
@@ -124,8 +129,14 @@ def main(argv: list[str] | None = None) -> int:
         # drift of the machine hits every cell alike (the targets compare cells).
         jobs = [(floor, payloads[args.sizes[0]])] + [(hook_command(REPO), payloads[n]) for n in args.sizes]
         jobs += [(hook_command(REPO), with_transcript[n]) for n in args.sizes]
+        if args.baseline:
+            jobs += [(hook_command(args.baseline.resolve()), payloads[n]) for n in args.sizes]
         (f50, f95), *hooks = series(jobs, env, args.runs)
-        hooks, in_session = hooks[: len(args.sizes)], hooks[len(args.sizes) :]
+        baseline = hooks[2 * len(args.sizes):]
+        hooks, in_session = hooks[: len(args.sizes)], hooks[len(args.sizes) : 2 * len(args.sizes)]
+        for n, (b50, b95), (h50, _) in zip(args.sizes, baseline, hooks):
+            before.append([f"{n:,}", f"{f50 * 1000:.1f} ms", f"{b50 * 1000:.1f} / {b95 * 1000:.1f} ms ({b50 / f50:.2f}x floor)",
+                           f"{h50 * 1000:.1f} ms ({h50 / f50:.2f}x floor)", f"{h50 / b50:.3f}"])
         hook_p50 = {n: h[0] for n, h in zip(args.sizes, hooks)}
         for n, (h50, h95), (s50, s95) in zip(args.sizes, hooks, in_session):
             ref = "-"
@@ -139,6 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     print(table(["memories", "floor p50/p95", "memindex hook p50/p95", "hook / floor", "with transcript p50/p95",
                  "with transcript / floor", "hook / hook at 10k",
                  "rebuild-per-prompt p50/p95", "memory files opened"], rows))
+    if before:
+        print(f"\nbefore/after, same series: baseline {args.baseline}")
+        print(table(["memories", "floor p50", "baseline hook p50/p95", "this hook p50", "this / baseline"], before))
     print(f"\nimport time of the hook's modules: {import_ms(env):.1f} ms (python -X importtime, bytecode compiled)")
     print(f"{args.runs} runs per cell; the floor and every size interleaved run by run (one floor for all sizes);"
           f" prompts from scripts/prompts.txt; interpreter {sys.executable}")

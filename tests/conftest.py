@@ -13,9 +13,12 @@ test files (hook, watch, write path) can reuse them:
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import sys
 import time
 from pathlib import Path
@@ -34,6 +37,19 @@ REPO = Path(__file__).resolve().parent.parent
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 
+
+
+# The records of which index this user's memindex built (memindex/provenance.py) go to a
+# folder of this test run, inherited by every process it starts (set at import: the stress
+# kit's environment is taken when its modules load), never to the user's own.
+_STATE = tempfile.mkdtemp(prefix="memindex-state-")
+os.environ["XDG_STATE_HOME"] = _STATE
+atexit.register(shutil.rmtree, _STATE, True)
+
+
+@pytest.fixture()
+def private_state() -> Path:
+    return Path(_STATE)
 
 
 @pytest.fixture(autouse=True)

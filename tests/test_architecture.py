@@ -23,8 +23,9 @@ HOOK_ALLOWED = {
     "memindex.transcript", "memindex.index", "memindex.index.db", "memindex.index.rows", "memindex.index.reads",
     "memindex.index.vectors", "memindex.semantic", "memindex.semantic.client", "memindex.cjk", "memindex.cjk_search",
     "memindex.watch", "memindex.watch.marker", "memindex.lazy", "memindex.rootfs", "memindex.background", "memindex.lean",
-    "memindex.runtime", "memindex.memo", "memindex.filehook", "memindex.clients", "memindex.health",
-    "memindex.freshen",
+    "memindex.runtime", "memindex.memo", "memindex.filehook", "memindex.clients", "memindex.provenance",
+    "memindex.capture", "memindex.capture.triage", "memindex.capture.turn", "memindex.capture.asked",
+    "memindex.health", "memindex.freshen",
 }
 MAX_LINES = 450
 # Modules allowed past MAX_LINES, each with the reason it must stay one piece.
@@ -199,6 +200,7 @@ OPEN_ALLOWED: dict[str, str] = {
     "memindex.cli.candidate": "the user's own --new-info-file input",
     "memindex.scaffold": "package data, and .claude/settings.json outside the memory root that `init` edits",
     "memindex.intent": "package data (data/intents.json)",
+    "memindex.capture.triage.data": "package data (data/triage.json)",
     "memindex.hook._settle_streams": "os.devnull in place of a standard stream that cannot be flushed",
     "memindex.watch.mounts.read_mounts": "/proc/self/mountinfo, the kernel's mount table",
     "memindex.evaluation": "developer tools (benchmarks, evaluation sets); never run on a memory root",

@@ -385,7 +385,7 @@ def test_plugin_files_parse_and_point_at_existing_files() -> None:
     plugin = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
     assert plugin["name"] == "memindex"
     hooks = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]
-    assert set(hooks) == {"UserPromptSubmit", "PreToolUse", "PostToolUse", "SessionStart"}
+    assert set(hooks) == {"UserPromptSubmit", "PreToolUse", "PostToolUse", "SessionStart", "Stop"}
     assert hooks["PreToolUse"][0]["matcher"] == "Read|Edit|MultiEdit|Write"
     assert hooks["PostToolUse"][0]["matcher"] == "Write|Edit|MultiEdit"
     for groups in hooks.values():

@@ -146,7 +146,7 @@ def model_sees() -> str:
 
 
 def test_settings_example_hooks_run_and_print_the_block_the_readme_shows(place):
-    """The hook commands of "Without the plugin" (python3 -m memindex.hook ...), as Claude
+    """The hook commands of "Without the plugin" (python3 -I -m memindex.hook ...), as Claude
     Code would run them in the demo project as cloned: the first prompt's block is the one
     the README shows (minus Claude Code's label)."""
     [settings] = [b for b in PLUGIN_BLOCKS if b.lang == "json" and '"hooks"' in b.text]

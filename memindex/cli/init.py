@@ -57,7 +57,7 @@ def cmd_init(args: argparse.Namespace, root: str | None, cfg: Config) -> int:
     found = offers(project)  # said, never imported by init itself
     if args.json:
         emit_json({
-            "root": str(result.root), "created": result.created, "kept": result.kept,
+            "root": str(result.root), "created": result.created, "kept": result.kept, "updated": result.updated,
             "rules": rules, "rules_added": result.rules_added if args.write_settings else None,
             "imports": [o.to_json() for o in found],
         })
@@ -66,6 +66,8 @@ def cmd_init(args: argparse.Namespace, root: str | None, cfg: Config) -> int:
         return 0
     for rel in result.created:
         print(f"created {rel}")
+    for rel in result.updated:
+        print(f"updated {rel} (the derived files it did not list)")
     if not result.created:
         print(f"{project / MEMORY_DIR[0] / MEMORY_DIR[1]} is already set up; nothing overwritten")
     if args.write_settings:

@@ -69,6 +69,7 @@ def _attention(root: str) -> None:
 def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """What the prompt hook would inject for a prompt, and the rule that kept or dropped
     each memory it considered, with the setting to change."""
+    from ..paths import shown_path
     from ..recall import explain
 
     file = clean_arg(args.file)
@@ -79,6 +80,8 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
         return 0
     settings, intent, considered = answer["settings"], answer["intent"], answer["considered"]
     print("settings: " + ", ".join(f"retrieval.{k}={v}" for k, v in settings.items()))
+    for path, why in sorted(answer["refused"].items()):
+        print(f"refused:  {shown_path(path)}: {why}")
     print(f"semantic: {answer['semantic']}")
     kind = CATEGORY_FOLDER.get(intent or "")
     if intent:

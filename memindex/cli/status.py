@@ -21,7 +21,7 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Counts, index size, last sync, staleness."""
     from .. import health, index
     from ..index import reads
-    from ..store import walk
+    from ..store import refusals, walk
     from ..sync import pending
     from ..watch.marker import watcher_pid
     from .main import EXIT_NO_INDEX
@@ -31,11 +31,12 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
     try:
         conn = index.open_reader(root)
     except index.IndexUnavailable as exc:
-        info.update(ok=False, error=str(exc), files=len(walk(root)))
+        info.update(ok=False, error=str(exc), files=len(walk(root)), refused=refusals(root, {}))
         if args.json:
             emit_json(info)
         else:
             print(f"root:    {root}\nindex:   unavailable\nfiles:   {info['files']}")
+            _print_refused(info["refused"])
         err(str(exc))
         return EXIT_NO_INDEX
     with conn:
@@ -55,6 +56,7 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
         memories=sum(sum(v.values()) for v in counts.values()),
         invalid=invalid,
         attention=health.counts(summary),
+        refused=refusals(root, invalid),
         index_bytes=size,
         last_sync=_iso(last) if isinstance(last, int) else None,
         stale=bool(changed or gone),
@@ -72,6 +74,8 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
         print(f"pending:  {changed} new or changed, {gone} removed")
     print(f"watcher:  {'running, pid ' + str(info['watcher_pid']) if info['watcher_pid'] else 'not running'}")
     print(f"worker:   {_worker_line(info['worker'])}")
+    if info["worker"].get("runtime_note"):
+        print(f"          {info['worker']['runtime_note']}")
     print(f"memories: {info['memories']}  ({len(invalid)} invalid files)")
     wrong = {k: n for k, n in info["attention"].items() if n and k != "invalid"}
     if wrong:
@@ -79,19 +83,31 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
     for category, by_status in counts.items():
         parts = ", ".join(f"{n} {s}" for s, n in by_status.items() if n)
         print(f"  {category:<16} {parts or '0'}")
+    _print_refused(info["refused"])
     return 0
+
+
+def _print_refused(refused: dict[str, str]) -> None:
+    """What the owner and mode rule kept out of the index, and why."""
+    from ..paths import shown_path
+
+    if refused:
+        print(f"refused:  {len(refused)} (another user owns them or may write to them)")
+    for rel, why in sorted(refused.items()):
+        print(f"  {shown_path(rel)}: {why}")
 
 
 def _worker(root: str) -> dict[str, Any]:
     """The resident semantic worker as it answers a ping (or its marker says, while it loads)."""
     from ..semantic import client
 
+    moved = {"runtime_note": note} if (note := client.squatted()) else {}
     reply = client.ping(root, budget_s=1.0)
     if reply is not None:
         keys = ("pid", "model", "docs", "active_docs", "rss_mb", "started", "idle_exit_s", "requests", "socket", "vectors_note")
-        return {"state": "running", **{k: reply.get(k) for k in keys}}
+        return {"state": "running", **{k: reply.get(k) for k in keys}, **moved}
     pid = client.running_pid(root)
-    return {"state": "starting" if pid else "not running", "pid": pid}
+    return {"state": "starting" if pid else "not running", "pid": pid, **moved}
 
 
 def _worker_line(w: dict[str, Any]) -> str:

@@ -7,6 +7,7 @@ hook, search, status) ask. Readers open it read-only and never touch the memory 
 
 from ..errors import IndexTooNew, IndexUnavailable
 from .db import (
+    confirm_build,
     describe,
     folder_mtimes,
     get_meta,
@@ -40,8 +41,9 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
-    "IndexTooNew", "IndexUnavailable", "PREFIX_MARK", "describe", "folder_mtimes", "get_meta", "index_path", "is_corruption",
-    "is_current", "is_stale", "mark_invalid", "now_ns", "open_reader", "open_writer", "remove", "remove_db_files", "reset",
-    "set_meta", "stat_fingerprint", "stored_stats", "sync_due", "tag_key", "upsert", "transaction", "count_documents", "count_invalid",
+    "IndexTooNew", "IndexUnavailable", "PREFIX_MARK", "confirm_build", "describe", "folder_mtimes", "get_meta", "index_path",
+    "is_corruption", "is_current", "is_stale", "mark_invalid", "now_ns", "open_reader", "open_writer", "remove",
+    "remove_db_files", "reset", "set_meta", "stat_fingerprint", "stored_stats", "sync_due", "tag_key", "upsert",
+    "transaction", "count_documents", "count_invalid",
     "index_md_lines", "optimize",
 ]

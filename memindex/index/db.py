@@ -14,7 +14,7 @@ from ..defaults import (
     INDEX_VERSION,
     TOKENIZER,
 )
-from .. import rootfs
+from .. import provenance, rootfs
 from ..errors import IndexTooNew, IndexUnavailable, UnsafeFile
 from ..lean import loads, sqlite3
 
@@ -98,6 +98,23 @@ def open_reader(root: str | os.PathLike[str], busy_ms: int = 2000) -> sqlite3.Co
     _check_files(path)
     if not os.path.exists(path):
         raise IndexUnavailable(f"no index at {path} (run `memindex sync`)")
+    conn = _open_any(path, busy_ms)
+    try:
+        ours = _ours(conn, root)
+    except sqlite3.Error as exc:
+        conn.close()
+        raise IndexUnavailable(f"cannot read the index {path}: {exc}") from None
+    if not ours:
+        conn.close()
+        raise IndexUnavailable(f"{path} {NOT_OURS}: the next `memindex sync` rebuilds it from the memory files")
+    return conn
+
+
+# Why an index is not read: it holds no build id this user's memindex recorded for this root.
+NOT_OURS = "was not built by this user's memindex in this folder (a committed or copied file, a moved project, or an older memindex)"
+
+
+def _open_any(path: str, busy_ms: int) -> sqlite3.Connection:
     try:
         return _open_ro(path, _uri(path), busy_ms)
     except sqlite3.Error as exc:
@@ -140,14 +157,55 @@ def _open_ro(path: str, uri: str, busy_ms: int) -> sqlite3.Connection:
     return conn
 
 
+def _build_id(conn: sqlite3.Connection) -> str | None:
+    """The index's build id (`memindex.provenance`), or None (no meta table, no id)."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'build_id'").fetchone()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return None
+        raise  # busy, a full disk, I/O: never a reason to call an index foreign and delete it
+    try:
+        value = loads(row[0]) if row else None
+    except (ValueError, TypeError, RecursionError):
+        return None
+    return value if isinstance(value, str) and value else None
+
+
+def _ours(conn: sqlite3.Connection, root: str | os.PathLike[str]) -> bool:
+    """Did this user's memindex build this index for this root? (one small file read)"""
+    built = _build_id(conn)
+    return built is not None and built in provenance.accepted(root)
+
+
+def _db_root(conn: sqlite3.Connection) -> str:
+    return os.path.dirname(next(row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"))
+
+
 def _create(conn: sqlite3.Connection) -> None:
-    """(Re)create the schema inside the caller's transaction: readers keep their snapshot."""
+    """(Re)create the schema inside the caller's transaction: readers keep their snapshot.
+    A new build id is recorded before the commit, the old one (if it was ours) still
+    accepted until `confirm_build` runs after it."""
+    root = _db_root(conn)
+    previous = _build_id(conn)
+    if previous is not None and previous not in provenance.accepted(root):
+        previous = None
     for table in _TABLES:
         conn.execute(f"DROP TABLE IF EXISTS {table}")
     for statement in SCHEMA.split(";"):
         if statement.strip():
             conn.execute(statement)
     conn.execute(f"PRAGMA user_version={INDEX_VERSION}")
+    build = provenance.new_id()
+    set_meta(conn, build_id=build)
+    provenance.record(root, build, previous)
+
+
+def confirm_build(conn: sqlite3.Connection) -> None:
+    """After the commit of a new build: only its id is accepted from now on."""
+    build = _build_id(conn)
+    if build is not None:
+        provenance.record(_db_root(conn), build)
 
 
 def describe(exc: BaseException, path: str) -> str:
@@ -180,13 +238,18 @@ def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str |
     path = index_path(root)
     _check_files(path)
     reason = None if os.path.exists(path) else "index was missing"
-    for attempt in (1, 2):
+    for attempt in (1, 2, 3):
         try:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
             raise IndexUnavailable(f"cannot open {path}: {exc}") from None
         try:
             _pragmas(conn, 10_000)
+            if reason is None and not _ours(conn, root):  # never read, never repaired in place: replaced
+                conn.close()
+                remove_db_files(path)
+                reason = f"index {NOT_OURS}"
+                continue
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA cache_size=-65536")  # 64 MiB: a large sync's b-tree pages stay in memory
@@ -201,15 +264,19 @@ def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str |
             _create(conn)
             set_meta(conn, built_by=built_by())
             conn.execute("COMMIT")
+            confirm_build(conn)
             return conn, reason
         except IndexTooNew:
             conn.close()
             raise
+        except UnsafeFile as exc:  # no folder of this user can hold the build record
+            conn.close()
+            raise IndexUnavailable(f"cannot build the index {path}: {exc}") from None
         except sqlite3.DatabaseError as exc:
             conn.close()
             if not is_corruption(exc):  # a full disk, a read-only file, an I/O error: keep the index
                 raise IndexUnavailable(f"cannot write the index {path}: {describe(exc, path)}") from None
-            if attempt == 2:
+            if attempt == 3:
                 raise IndexUnavailable(f"cannot create index {path}: {exc}") from None
             reason = f"index was corrupt ({exc})"
             remove_db_files(path)

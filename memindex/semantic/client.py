@@ -37,7 +37,7 @@ import time
 
 from ..defaults import LOG_FILE, SERVE_MARKER, SERVE_SPAWN_MARKER, SPAWN_GUARD_S
 from ..lean import dumps, loads
-from ..runtime import name_hash, private_dir, runtime_dir, why_not_private  # noqa: F401  (the worker uses them from here)
+from ..runtime import name_hash, private_dir, runtime_dir, squatted, why_not_private  # noqa: F401  (the worker uses them from here)
 
 REQUEST_MAX = 65_536  # bytes of one request line, newline included
 REPLY_MAX = 4 * 1024 * 1024
@@ -305,4 +305,4 @@ def _spawn(root: str, parent_pid: int | None) -> None:
     """`memindex --root ROOT serve [--parent PID]`, detached (`background.start`), from `/`."""
     from ..background import start
 
-    start(root, "serve", *(["--parent", str(int(parent_pid))] if parent_pid else []), cwd="/")
+    start(root, "serve", *(["--parent", str(int(parent_pid))] if parent_pid else []))

@@ -24,6 +24,7 @@ import json
 import os
 import queue
 import stat as stat_mod
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -88,6 +89,9 @@ class Worker:
         import socket
 
         client.private_dir(create=True)
+        moved = client.squatted()
+        if moved:  # another user took the shared folder's name first: the worker runs anyway
+            print(f"memindex serve: {moved}", file=sys.stderr, flush=True)
         path = client.socket_path(self.root)
         try:  # holding the marker, any socket here is a dead worker's
             st = os.lstat(path)

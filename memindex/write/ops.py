@@ -116,6 +116,11 @@ class WriteTransaction:
         root_real = os.path.realpath(self.root)
         if not inside(os.path.realpath(directory), root_real) or os.path.realpath(directory) == root_real:
             raise WriteError(f"the {folder}/ folder is a link that leaves the memory root; not writing there")
+        from ..store import folder_refusal
+
+        refused = folder_refusal(self.root, folder)
+        if refused:  # another user could change or replace what is written there: sync would not index it
+            raise WriteError(f"{display(self.root, folder)}/: {refused}; fix its owner or mode first")
         try:
             create_exclusive(os.path.join(os.path.realpath(directory), name), blob)
         except FileExistsError:

@@ -67,7 +67,8 @@ def memindex_command() -> Path:
 
 def base_env(home: Path, base_url: str = CLOSED_PORT_URL, path_first: list[Path] | None = None,
              **extra: str) -> dict[str, str]:
-    """A clean environment for the CLI: nothing of the caller's is inherited but TMPDIR.
+    """A clean environment for the CLI: nothing of the caller's is inherited but TMPDIR
+    and XDG_STATE_HOME.
     PATH starts with `path_first` (default: the memindex shim, then the tests' Python)."""
     path = [str(p) for p in path_first] if path_first is not None else [*map(str, _SHIM_BIN), str(venv_bin())]
     for name in ("claude", "node", "npm"):
@@ -94,6 +95,8 @@ def base_env(home: Path, base_url: str = CLOSED_PORT_URL, path_first: list[Path]
     }
     if os.environ.get("TMPDIR"):
         env["TMPDIR"] = os.environ["TMPDIR"]
+    if os.environ.get("XDG_STATE_HOME"):  # one record of the indexes memindex built (tests/conftest.py), whatever HOME is
+        env["XDG_STATE_HOME"] = os.environ["XDG_STATE_HOME"]
     env.update(extra)
     return env
 

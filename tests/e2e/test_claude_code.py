@@ -63,7 +63,7 @@ def test_plugin_installs_and_lists_hooks_and_skills(installed):
     details = installed.details.stdout
     assert installed.details.returncode == 0, details + installed.details.stderr
     assert re.search(r"Skills \(2\)\s+memory-save, memory-search", details), details
-    assert re.search(r"Hooks \(4\)\s+UserPromptSubmit, PreToolUse, PostToolUse, SessionStart", details), details
+    assert re.search(r"Hooks \(5\)\s+UserPromptSubmit, PreToolUse, PostToolUse, SessionStart, Stop", details), details
 
 
 # --- the prompt hook ---------------------------------------------------------------------------
@@ -440,7 +440,7 @@ def test_hooks_exit_0_and_say_nothing_without_a_memory_folder(claude, tmp_path):
     project = tmp_path / "no-memories"
     project.mkdir()
     run = claude(project, FLAKY_PROMPT, script=[say("No memories here.")])  # checks every hook exits 0
-    assert {h["hook_event"] for h in run.hooks} == {"SessionStart", "UserPromptSubmit"}
+    assert {h["hook_event"] for h in run.hooks} == {"SessionStart", "UserPromptSubmit", "Stop"}
     assert all(h["stdout"] == "" and "no .claude/memory above" in h["stderr"] for h in run.hooks)
     assert memory_contexts(run.last_body) == []
     assert not any("memindex hook" in t for _, _, t in message_texts(run.last_body))  # stderr stays out

@@ -440,10 +440,12 @@ def special_files(ctx: Context) -> None:
 
 
 def scenario_hostile(ctx: Context) -> None:
+    from .cloned import cloned_repository
     from .hostile_inputs import bounded_parsing, damaged_and_streams, tag_bombs, untrusted_roots
 
     special_files(ctx)
     untrusted_roots(ctx)
+    cloned_repository(ctx)
     bounded_parsing(ctx)
     tag_bombs(ctx)
     damaged_and_streams(ctx)

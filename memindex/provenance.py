@@ -1,0 +1,130 @@
+"""Which index this user's memindex built here: a random build id in the index's meta,
+recorded in a file of the user's own, outside the repository, keyed by the root's real path.
+
+A repository can commit `.claude/memory/.index.db` (built from memories it then deleted),
+or a project can be copied with its index: readers must not answer from such a file. Every
+reader compares the index's `build_id` with the record (one small file read: the prompt hook
+pays microseconds, no hashing module); a writer that finds no match deletes the file and
+builds the index anew from the memory files. `memindex rebuild` mints a new id, so an index
+that was ever published stops being accepted once rebuilt.
+
+Records live in `$XDG_STATE_HOME/memindex/indexes/` (default `~/.local/state/...`); where that
+cannot be written (a read-only or another user's home), in this user's private runtime
+folder (`memindex.runtime`), which does not survive a reboot: the index is then rebuilt
+once. Standard library only: the hooks use it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat as stat_mod
+import time
+
+from . import rootfs
+from .errors import UnsafeFile
+
+RECORD_MAX_BYTES = 8192
+PRUNE_AFTER_S = 86_400.0  # a record whose index is gone is removed after a day
+
+
+def new_id() -> str:
+    """A fresh build id: 128 random bits, nothing anyone else can guess."""
+    return os.urandom(16).hex()
+
+
+def _state_folder() -> str:
+    base = os.environ.get("XDG_STATE_HOME") or ""
+    if not os.path.isabs(base):
+        base = os.path.join(os.environ.get("HOME") or os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "memindex", "indexes")
+
+
+def _fallback_folder(create: bool) -> str:
+    from .runtime import private_dir
+
+    return os.path.join(private_dir(create=create), "indexes")
+
+
+def _key(root_real: str) -> str:
+    from .runtime import name_hash
+
+    return name_hash(root_real.encode("utf-8", "surrogateescape"))
+
+
+def accepted(root: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The build ids recorded for `root` (the current one, and the one before a rebuild
+    while it commits); empty when there is no record this user wrote."""
+    real = os.path.realpath(root)
+    name = _key(real)
+    for folder in (_state_folder, lambda: _fallback_folder(False)):
+        try:
+            data = rootfs.read(os.path.join(folder(), name), RECORD_MAX_BYTES)
+        except (OSError, UnsafeFile):
+            continue
+        if data is None:
+            continue
+        lines = data.decode("utf-8", "surrogateescape").split("\n")
+        if lines[0] == real:
+            return tuple(line for line in lines[1:3] if line)
+    return ()
+
+
+def _usable(folder: str) -> str | None:
+    """Make `folder` (0700) and say why it cannot hold records, or None."""
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    st = os.lstat(folder)
+    why = rootfs.why_unsafe(st, folder=True)
+    if why is None and st.st_mode & 0o022:
+        why = f"is writable by others (mode {stat_mod.S_IMODE(st.st_mode):04o})"
+    return why
+
+
+def record(root: str | os.PathLike[str], build_id: str, previous: str | None = None) -> str:
+    """Record `build_id` (and `previous`, still accepted until the caller commits) for
+    `root`; returns the record's path. Raises UnsafeFile when no folder of this user can
+    hold it (the caller's sync then fails, rather than build an index no reader accepts)."""
+    real = os.path.realpath(root)
+    name = _key(real)
+    data = "\n".join([real, build_id, previous or "", ""]).encode("utf-8", "surrogateescape")
+    problems = []
+    for folder in (_state_folder, lambda: _fallback_folder(True)):
+        try:
+            where = folder()
+            why = _usable(where)
+            if why:
+                problems.append(f"{where} {why}")
+                continue
+            path = os.path.join(where, name)
+            fresh = not os.path.lexists(path)
+            tmp = os.path.join(where, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+            rootfs.write(tmp, data)
+            os.replace(tmp, path)
+            if fresh:
+                _prune(where, keep=name)
+            return path
+        except (OSError, UnsafeFile) as exc:
+            problems.append(str(exc))
+    raise UnsafeFile(_state_folder(), "cannot hold the index's build record (" + "; ".join(problems) + ")")
+
+
+def _prune(folder: str, keep: str) -> None:
+    """Drop records, older than a day, of roots whose index no longer exists."""
+    from .defaults import INDEX_FILE
+
+    now = time.time()
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name == keep:
+            continue
+        try:
+            if now - entry.stat(follow_symlinks=False).st_mtime < PRUNE_AFTER_S:
+                continue
+            data = rootfs.read(entry.path, RECORD_MAX_BYTES) or b""
+            root = data.decode("utf-8", "surrogateescape").split("\n")[0]
+            if entry.name.endswith(".tmp") or not os.path.exists(os.path.join(root, INDEX_FILE)):
+                os.unlink(entry.path)
+        except (OSError, UnsafeFile):
+            continue

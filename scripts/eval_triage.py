@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""The Stop hook's save prompts on the blind judged set evalsets/triage/.
+
+    python scripts/eval_triage.py [--set evalsets/triage] [--hook all|held-out|none]
+
+Each ending (endings.json) becomes a Claude Code transcript (JSONL, as Claude Code 2.1.197
+writes it: string user prompts, assistant text blocks, tool_use / tool_result entries for
+the `tools` listed, attachments around them) and goes through the triage of a new session;
+each sequence (sequences.json) is one session whose stops are appended one after another,
+with Claude Code's "Stop hook feedback" entry and the model's answer after each block.
+In-process (memindex.capture.triage.stop_decision, what the hook runs) for every item, and
+through the real hook command of hooks/hooks.json (`python3 -I -S ... stop`, a process per
+stop) for the slice `--hook` names: the two must print the same bytes.
+
+The set is split deterministically: ids sorted, every third (index 2, 5, 8, ...) held out.
+The patterns were written and tuned on tests/test_triage.py's own development turns before
+the set was opened; any later change may look at the dev slice only.
+
+Prints: precision of "asks to save", recall, and category accuracy (of the asks on items
+worth saving: the first category the reason proposes), on dev and held-out separately;
+repeats (a stop asked about a topic already asked about in its session: a `repeat_of`
+stop that gets an ask) on the sequences; and the tokens a triggered save costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from memindex.capture.triage import stop_decision  # noqa: E402
+from memindex.evaluation.bench import hook_command  # noqa: E402
+from memindex.evaluation.metrics import table  # noqa: E402
+
+
+def split(ids: list[str]) -> dict[str, str]:
+    """id -> "dev" or "held-out": sorted, every third held out."""
+    return {i: ("held-out" if n % 3 == 2 else "dev") for n, i in enumerate(sorted(ids))}
+
+
+def entries(turns: list[dict], tools: list[str] | None, n: int) -> list[dict]:
+    """Claude Code transcript entries for turns; the tools run before the last assistant reply."""
+    out: list[dict] = []
+    last_assistant = max((i for i, t in enumerate(turns) if t["role"] == "assistant"), default=None)
+    for i, turn in enumerate(turns):
+        if i == last_assistant and tools:
+            out += tool_entries(tools, n)
+        if turn["role"] == "user":
+            out.append({"type": "user", "message": {"role": "user", "content": turn["text"]}})
+            out.append({"type": "attachment", "attachment": {"type": "skill_listing", "content": "- memory-save: Save a decision, runbook, constraint ..."}})
+        else:
+            out.append({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": turn["text"]}]}})
+    if last_assistant is None and tools:
+        out += tool_entries(tools, n)
+    return out
+
+
+def tool_entries(tools: list[str], n: int) -> list[dict]:
+    out = []
+    for k, tool in enumerate(tools):
+        name, _, rest = tool.partition(": ")
+        command, _, result = rest.partition(" -> ")
+        args = {"command": command} if name == "Bash" else {"file_path": command} if name in ("Edit", "Write", "Read") else {"input": command}
+        tid = f"toolu_{n}_{k}"
+        out.append({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": tid, "name": name, "input": args}]}})
+        out.append({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid, "content": result or "ok"}]},
+                    "toolUseResult": {"stdout": result}})
+    return out
+
+
+def append(path: Path, items: list[dict]) -> None:
+    with path.open("a") as fh:
+        for e in items:
+            fh.write(json.dumps(e) + "\n")
+
+
+CATEGORY = re.compile(r"--category (\w+)|\[(\w+)\]")
+
+
+def asked_category(out: str) -> str | None:
+    if not out:
+        return None
+    m = CATEGORY.search(json.loads(out)["reason"])
+    return (m.group(1) or m.group(2)) if m else None
+
+
+class Runner:
+    """Runs stops in-process, and through the hook command for the chosen items."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.project = tmp / "proj"
+        (self.project / ".claude" / "memory" / "decisions").mkdir(parents=True)
+        runtime = tmp / "xdg"
+        runtime.mkdir(mode=0o700)
+        os.environ["XDG_RUNTIME_DIR"] = str(runtime)
+        self.env = dict(os.environ, PYTHONPATH=str(REPO))
+        self.cmd = hook_command(REPO, "stop")
+        self.tmp = tmp
+        self.disagree: list[str] = []
+        self.hook_runs = 0
+
+    def stop(self, path: Path, session: str, via_hook: bool) -> str:
+        payload = {"session_id": session, "transcript_path": str(path), "cwd": str(self.project),
+                   "hook_event_name": "Stop", "stop_hook_active": False}
+        if via_hook:  # the hook first: in-process then runs on a session of its own
+            proc = subprocess.run(self.cmd, input=json.dumps(payload).encode(), capture_output=True, env=self.env, timeout=30)
+            self.hook_runs += 1
+            hook_out = proc.stdout.decode()
+            mine = stop_decision({**payload, "session_id": session + "/in-process"})
+            if hook_out != mine:
+                self.disagree.append(f"{session}: hook {hook_out[:80]!r} vs in-process {mine[:80]!r}")
+            return hook_out
+        return stop_decision(payload)
+
+
+def evaluate(set_dir: Path, hook_slice: str) -> int:
+    endings = json.loads((set_dir / "endings.json").read_text())
+    sequences = json.loads((set_dir / "sequences.json").read_text())
+    e_split, s_split = split([e["id"] for e in endings]), split([s["id"] for s in sequences])
+    use_hook = lambda part: hook_slice == "all" or hook_slice == part  # noqa: E731
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        run = Runner(tmp)
+        # endings: one new session each
+        rows: dict[str, list[tuple[dict, str]]] = {"dev": [], "held-out": []}
+        for n, item in enumerate(endings):
+            part = e_split[item["id"]]
+            path = tmp / f"{item['id']}.jsonl"
+            append(path, entries(item["turns"], item.get("tools"), n))
+            rows[part].append((item, run.stop(path, f"ending-{item['id']}", use_hook(part))))
+        # sequences: one session each, stops appended
+        seq_rows: dict[str, list[tuple[dict, str]]] = {"dev": [], "held-out": []}
+        for n, seq in enumerate(sequences):
+            part = s_split[seq["id"]]
+            path = tmp / f"{seq['id']}.jsonl"
+            for k, stop in enumerate(seq["stops"]):
+                append(path, entries(stop["turns"], stop.get("tools"), 1000 * n + k))
+                out = run.stop(path, f"seq-{seq['id']}", use_hook(part))
+                seq_rows[part].append((stop, out))
+                if out:  # what Claude Code and the model add after a block
+                    append(path, [{"type": "user", "isMeta": True, "message": {"role": "user", "content": "Stop hook feedback:\n" + json.loads(out)["reason"]}},
+                                  {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Saved it with memindex."}]}}])
+    report(rows, seq_rows, run, set_dir, hook_slice)
+    cost()
+    return 1 if run.disagree else 0
+
+
+def metrics(pairs: list[tuple[dict, str]]) -> list[str]:
+    asks = [(i, o) for i, o in pairs if o]
+    positives = [(i, o) for i, o in pairs if i["save"]]
+    hits = [(i, o) for i, o in asks if i["save"]]
+    right = [1 for i, o in hits if asked_category(o) == i["category"]]
+    p = len(hits) / len(asks) if asks else float("nan")
+    r = len(hits) / len(positives) if positives else float("nan")
+    a = len(right) / len(hits) if hits else float("nan")
+    return [str(len(pairs)), str(len(positives)), str(len(asks)), f"{p:.2f} ({len(hits)}/{len(asks)})",
+            f"{r:.2f} ({len(hits)}/{len(positives)})", f"{a:.2f} ({len(right)}/{len(hits)})"]
+
+
+def report(rows, seq_rows, run: Runner, set_dir: Path, hook_slice: str) -> None:
+    head = ["slice", "items", "worth saving", "asks", "precision", "recall", "category accuracy"]
+    body = [[f"endings {p}", *metrics(rows[p])] for p in ("dev", "held-out")]
+    body += [[f"sequence stops {p}", *metrics(seq_rows[p])] for p in ("dev", "held-out")]
+    print(f"Triage on {set_dir.relative_to(REPO) if set_dir.is_relative_to(REPO) else set_dir} (ids sorted, every third held out)")
+    print(table(head, body))
+    for p in ("dev", "held-out"):
+        repeat_stops = [(s, o) for s, o in seq_rows[p] if s.get("repeat_of")]
+        repeats = sum(1 for s, o in repeat_stops if o)
+        print(f"sequences {p}: {repeats} repeats on {len(repeat_stops)} repeat stops (a topic asked about twice in a session)")
+    kinds: dict[str, list[int]] = {}
+    for p in ("dev", "held-out"):
+        for item, out in rows[p]:
+            k = kinds.setdefault(f"{p} {item['kind']}", [0, 0])
+            k[0] += 1
+            k[1] += bool(out)
+    print("asks by kind: " + ", ".join(f"{k} {v[1]}/{v[0]}" for k, v in sorted(kinds.items())))
+    print(f"hook command runs: {run.hook_runs} (slice: {hook_slice}); hook vs in-process disagreements: {len(run.disagree)}")
+    for d in run.disagree[:10]:
+        print("  " + d)
+
+
+def cost() -> None:
+    """What one triggered save costs the model, estimated at 4 characters a token."""
+    from memindex.capture.triage import findings, reason
+
+    skill = (REPO / "skills" / "memory-save" / "SKILL.md").read_text()
+    body = skill.split("---", 2)[2]
+    save = re.search(r"```bash\n(memindex save .*?)\n```", skill, re.S).group(1)
+    cand = re.search(r"```bash\n(memindex candidate .*?)\n```", skill, re.S).group(1)
+    answer = re.search(r"```json\n(.*?)\n```", skill, re.S).group(1)
+    why = reason(findings(["Let's go with Postgres over MySQL for the events store."], ["Postgres it is."])[:1])
+    parts = [("block reason (Stop hook feedback)", "Stop hook feedback:\n" + why),
+             ("memory-save SKILL.md body (loaded by the Skill tool)", body),
+             ("memindex candidate command + its answer", cand + answer),
+             ("memindex save command (the skill's example) + answer", save + '{"status": "created", "path": ".claude/memory/decisions/x.json", "id": "x", "sha256": "9f2c", "fixes": []}'),
+             ("closing line", "Saved the decision to .claude/memory/decisions/postgres-for-the-events-store.json.")]
+    rows = [[name, str(len(text)), str(round(len(text) / 4))] for name, text in parts]
+    total = sum(len(t) for _, t in parts)
+    rows.append(["total", str(total), str(round(total / 4))])
+    print("\nTokens a triggered save costs (estimate: characters / 4; no tokenizer installed):")
+    print(table(["part", "characters", "~tokens"], rows))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", type=Path, default=REPO / "evalsets" / "triage")
+    parser.add_argument("--hook", choices=("all", "dev", "held-out", "none"), default="all",
+                        help="which slice also goes through the real hook command (default: all)")
+    args = parser.parse_args(argv)
+    return evaluate(args.set.resolve(), args.hook)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
