@@ -78,7 +78,9 @@ def _check_dir(path: str, st: os.stat_result, link: bool = False) -> None:
 def why_foreign(st: os.stat_result) -> str | None:
     """The root's owner and mode rule, for any folder or file memindex trusts: owned by this
     user or root, writable by no one else (group write only for the user's own group).
-    Why `st` breaks it, or None."""
+    Why `st` breaks it, or None (always None where the OS has no uids: Windows)."""
+    if not hasattr(os, "geteuid"):
+        return None
     if st.st_uid not in (os.geteuid(), 0):
         return f"belongs to uid {st.st_uid}, not to this user"
     if st.st_mode & stat.S_IWOTH:

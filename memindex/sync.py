@@ -246,8 +246,9 @@ def _sync_locked(
     conn, why = index.open_writer(root)
     try:
         folder_mtimes = index.folder_mtimes(root)  # before the walk: later changes stay visible
-        # A folder changed within the racy window may change again unseen: stale next time.
-        racy_folders = {k: -1 if v > start_ns - RACY_WINDOW_NS else v for k, v in folder_mtimes.items()}
+        # A folder changed within the racy window may change again unseen: `is_stale` says
+        # so once the window has passed, so that one more sync looks.
+        racy_until = start_ns + RACY_WINDOW_NS if any(v > start_ns - RACY_WINDOW_NS for v in folder_mtimes.values()) else 0
         only_list = list(only) if only is not None else None
         if why and only_list is not None:
             only_list = None  # a new or repaired index needs every file, not just these
@@ -293,16 +294,17 @@ def _sync_locked(
                     if bar is not None:
                         bar.update(1)
                 if only_list is None:
-                    if racy_files or racy_folders != folder_mtimes:
+                    if racy_files or racy_until:
                         fingerprint = None  # `search` syncs again until the racy window has passed
                     index.set_meta(
-                        conn, folder_mtimes=racy_folders, last_sync_ns=index.now_ns(), fingerprint=fingerprint,
+                        conn, folder_mtimes=folder_mtimes, racy_until_ns=racy_until, last_sync_ns=index.now_ns(),
+                        fingerprint=fingerprint,
                         sync_ms=round((time.perf_counter() - started) * 1000, 1), built_by=built_by(),
                     )
                 else:
                     index.set_meta(conn, last_write_ns=index.now_ns())
                     if folders_before is not None and index.get_meta(conn).get("folder_mtimes") == folders_before:
-                        index.set_meta(conn, folder_mtimes=racy_folders)
+                        index.set_meta(conn, folder_mtimes=folder_mtimes, racy_until_ns=racy_until)
                 count = index.count_documents(conn)
                 index.set_meta(conn, doc_count=count, health=health.summarize(conn, ignored))
                 if lines_changed:

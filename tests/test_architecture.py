@@ -25,7 +25,7 @@ HOOK_ALLOWED = {
     "memindex.watch", "memindex.watch.marker", "memindex.lazy", "memindex.rootfs", "memindex.background", "memindex.lean",
     "memindex.runtime", "memindex.memo", "memindex.filehook", "memindex.clients", "memindex.provenance",
     "memindex.capture", "memindex.capture.triage", "memindex.capture.turn", "memindex.capture.asked",
-    "memindex.health", "memindex.freshen",
+    "memindex.health", "memindex.freshen", "memindex.index.fresh",
 }
 MAX_LINES = 450
 # Modules allowed past MAX_LINES, each with the reason it must stay one piece.

@@ -13,17 +13,15 @@ from .db import (
     get_meta,
     index_path,
     is_corruption,
-    is_current,
     is_stale,
     now_ns,
     open_reader,
     open_writer,
     remove_db_files,
     set_meta,
-    stat_fingerprint,
-    sync_due,
     transaction,
 )
+from .fresh import is_current, stat_fingerprint, sync_due
 
 # The writer side loads only when a writer asks for it: the prompt hook reads.
 _ROWS = frozenset({
