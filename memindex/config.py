@@ -18,7 +18,7 @@ class Leaf:
     """One configurable value: its default and what a valid value looks like. Out of range,
     a value is clamped (max_inject, as the old system did) or rejected."""
 
-    __slots__ = ("default", "lo", "hi", "choices", "clamp")
+    __slots__ = ("default", "lo", "hi", "choices", "clamp", "kind")
 
     def __init__(
         self,
@@ -27,12 +27,16 @@ class Leaf:
         hi: float | None = None,
         choices: tuple[str, ...] | None = None,
         clamp: bool = False,
+        kind: type | None = None,
     ) -> None:
         self.default, self.lo, self.hi, self.choices, self.clamp = default, lo, hi, choices, clamp
+        self.kind = kind  # the value's type when the default is None ("unset": someone else decides)
 
     def check(self, value: object) -> tuple[object, str | None]:
         """Return (value to use, warning or None)."""
-        want = type(self.default)
+        if value is None and self.default is None:
+            return None, None
+        want = self.kind or type(self.default)
         if want is bool:
             if isinstance(value, bool):
                 return value, None
@@ -63,7 +67,13 @@ SPEC: dict[str, object] = {
     "retrieval": {
         "enabled": Leaf(True),
         "max_inject": Leaf(3, 0, 20, clamp=True),
-        "match_strategy": Leaf("fts5_bm25", choices=("fts5_bm25", "title_tags")),
+        # "calibrated": the relevance model (memindex/relevance) decides; "fts5_bm25": the
+        # hand-set rules below (relative_cutoff, min_coverage, min_relative_coverage);
+        # "title_tags": the old keyword matcher (the kill switch)
+        "match_strategy": Leaf("fts5_bm25", choices=("calibrated", "fts5_bm25", "title_tags")),
+        # calibrated: inject candidates whose P(relevant) reaches this; unset (null): the
+        # threshold the shipped model was trained with (memindex/data/relevance.json)
+        "min_confidence": Leaf(None, 0.0, 1.0, kind=float),
         # auto-inject keeps hits scoring at least this fraction of the best hit
         "relative_cutoff": Leaf(0.7, 0.0, 1.0),
         # auto-inject needs the best hit to cover this share of the prompt's term weight
@@ -184,10 +194,28 @@ def _apply(spec: dict[str, object], data: object, prefix: str, cfg: Config) -> N
             _apply(node, data[key], name + ".", cfg)
 
 
+# The hand-set relevance thresholds the calibrated policy replaces (retrieval.min_confidence).
+RULE_THRESHOLDS = ("retrieval.relative_cutoff", "retrieval.min_coverage", "retrieval.min_relative_coverage",
+                   "semantic.max_cosine_gap", "semantic.min_standout")
+
+
+def _set_keys(data: object, prefix: str = "") -> set[str]:
+    if not isinstance(data, dict):
+        return set()
+    out = set()
+    for key, value in data.items():
+        out |= _set_keys(value, f"{prefix}{key}.") if isinstance(value, dict) else {f"{prefix}{key}"}
+    return out
+
+
 def parse_config(data: object, source: str | None = None) -> Config:
     """Validate already-parsed JSON; unknown keys are ignored (older configs carry many)."""
     cfg = Config(source=source)
     _apply(SPEC, data, "", cfg)
+    if cfg["retrieval.match_strategy"] == "calibrated":
+        for key in sorted(_set_keys(data) & set(RULE_THRESHOLDS)):
+            cfg.warnings.append(f"{key} applies to match_strategy fts5_bm25 only; the calibrated policy "
+                                "has one threshold, retrieval.min_confidence")
     return cfg
 
 

@@ -94,6 +94,7 @@ TAGS_INDEX_MAX = 64  # tags indexed per memory; more are reported and dropped
 TAG_MAX_CHARS = 100
 FILES_INDEX_MAX = 64  # related files indexed per memory (file-anchored recall)
 DENSE_K = 20  # the semantic worker's nearest memories the injection policy is told per prompt
+NEAREST_CANDIDATES = 3  # the calibrated policy also scores the prompt's this many nearest memories by meaning
 STANDOUT_PEERS = 9  # rule 7 compares the nearest memory's cosine with the mean of the next this many
 FILE_ANCHOR_MAX = 3  # a file named by more memories than this anchors none (README.md)
 FILES_TAIL_BYTES = 65_536  # files touched in this much of the transcript's end count as recent

@@ -44,7 +44,8 @@ rule has a reason and none is an absolute BM25 threshold:
 from __future__ import annotations
 
 from .config import Config
-from .defaults import CATEGORY_PRIORITY, FILE_ANCHOR_MAX, STANDOUT_PEERS
+from .defaults import CATEGORY_PRIORITY, FILE_ANCHOR_MAX, NEAREST_CANDIDATES, STANDOUT_PEERS
+from .dense import Dense
 from .hits import Hit
 from .index import reads
 from .index.reads import file_key
@@ -63,38 +64,12 @@ if TYPE_CHECKING:
 class Decision:
     """What the policy did with one memory, for `memindex explain`."""
 
-    __slots__ = ("path", "kept", "rule", "score", "coverage")
+    __slots__ = ("path", "kept", "rule", "score", "coverage", "probability")
 
-    def __init__(self, path: str, kept: bool, rule: str, score: float, coverage: float | None) -> None:
+    def __init__(self, path: str, kept: bool, rule: str, score: float, coverage: float | None,
+                 probability: float | None = None) -> None:
         self.path, self.kept, self.rule, self.score, self.coverage = path, kept, rule, score, coverage
-
-
-class Dense:
-    """What the semantic worker says about a prompt: `cos`, rowid -> cosine of the lexical
-    candidates that have a vector, and `top`, its own nearest memories [(rowid, cosine)],
-    best first (over the active memories). Rule 6 (`by_meaning`) uses both."""
-
-    __slots__ = ("cos", "top", "version")
-
-    def __init__(
-        self, cos: dict[int, float] | None = None, top: Sequence[tuple[int, float]] = (), version: int | None = None
-    ) -> None:
-        self.cos: dict[int, float] = dict(cos or {})
-        self.top: list[tuple[int, float]] = list(top)
-        self.version = version  # the worker's `vectors_version`: its rowids are of that index
-
-    @classmethod
-    def from_reply(cls, reply: object) -> Dense | None:
-        """From a worker's answer ({"cos": {"rowid": c}, "top": [[rowid, c]], "vectors_version": v});
-        None if garbled."""
-        try:
-            cos = {int(k): float(v) for k, v in reply["cos"].items()}  # type: ignore[index]
-            top = [(int(r), float(c)) for r, c in reply["top"]]  # type: ignore[index]
-            version = reply.get("vectors_version")  # type: ignore[union-attr]
-            version = int(version) if version is not None else None
-        except (TypeError, ValueError, KeyError, AttributeError):
-            return None
-        return cls(cos, top, version)
+        self.probability = probability  # P(relevant), under the calibrated policy
 
 
 class Outcome:
@@ -106,8 +81,8 @@ class Outcome:
         self.intent: str | None = None
         self.dense: Dense | None = None  # the semantic worker's view, when it answered
 
-    def note(self, hit: Hit, kept: bool, rule: str) -> None:
-        self.decisions.append(Decision(hit.path, kept, rule, hit.score, hit.coverage))
+    def note(self, hit: Hit, kept: bool, rule: str, probability: float | None = None) -> None:
+        self.decisions.append(Decision(hit.path, kept, rule, hit.score, hit.coverage, probability))
 
 
 def select_for_injection(
@@ -192,6 +167,62 @@ def anchored_by(conn: sqlite3.Connection, files: Sequence[str]) -> dict[int, str
     return {doc: f for f, docs in by_file.items() if len(docs) <= FILE_ANCHOR_MAX for doc in docs}
 
 
+class Pool:
+    """The word matches a prompt's policy chooses among, with what it knows about them:
+    the query plan, the memories anchored by a file (rowid -> file), the kind of memory the
+    prompt asks for (rule 8) and whether it is a question about the world (rule 9)."""
+
+    __slots__ = ("hits", "plan", "anchored", "asked", "general", "intent", "filters", "extra")
+
+    def __init__(self, hits: list[Hit], plan: QueryPlan, anchored: dict[int, str], asked: str | None,
+                 intent: str | None, filters: Filters) -> None:
+        self.hits, self.plan, self.anchored, self.asked, self.intent = hits, plan, anchored, asked, intent
+        self.general = intent == "general"
+        self.filters = filters
+        self.extra: list[Hit] = []  # the semantic worker's nearest memories that no word found
+
+
+def candidate_pool(
+    conn: sqlite3.Connection,
+    prompt: str,
+    cfg: Config,
+    *,
+    turns: Sequence[str] = (),
+    session: Session | None = None,
+    now: datetime | None = None,
+    params: Params | None = None,
+    names: list[str] | None = None,
+) -> Pool:
+    """The ten best word matches for the prompt's topic (a kind request's words taken out,
+    its kind only: rule 8), the memories anchored by the files it names or the session
+    touched (rule 4), and the prompt's intent."""
+    params = params or Params.from_config(cfg)
+    if names is None:
+        names = intents_of(prompt) if cfg["retrieval.intents"] else []
+    files = [*files_named(prompt), *(session.files[-10:] if session else [])]
+    anchored = anchored_by(conn, files) if cfg["retrieval.file_anchors"] else {}
+    asked = category_asked(names)
+    intent = asked or ("general" if "general" in names else None)
+    topic = without_intent(prompt, intent) if intent else prompt
+    filters = Filters.from_config(cfg, categories=(asked,) if asked else ())
+    text = enrich(topic, turns, cfg)
+    plan = plan_query(conn, text, params)
+    hits = search(conn, text, limit=max(10, cfg["retrieval.max_inject"]), params=params, filters=filters, now=now, plan=plan)
+    return Pool(hits, plan, anchored, asked, intent, filters)
+
+
+def with_nearest(conn: sqlite3.Connection, pool: Pool, dense: Dense | None, now: datetime | None,
+                 k: int = NEAREST_CANDIDATES) -> Pool:
+    """The pool plus the `k` memories nearest the prompt by meaning that no word found (the
+    candidates rule 7 drew from), when the semantic worker answered."""
+    if dense is None or pool.general:
+        return pool
+    have = {h.rowid for h in pool.hits}
+    more = [rowid for rowid, _ in dense.top[:k] if rowid not in have]
+    pool.extra = _active(conn, more, pool.filters, now) if more else []
+    return pool
+
+
 def decide(
     conn: sqlite3.Connection,
     prompt: str,
@@ -227,30 +258,52 @@ def decide(
         for h in picks:
             outcome.note(h, True, "the prompt asks to resume earlier work: the session summary")
     else:
-        files = [*files_named(prompt), *(session.files[-10:] if session else [])]
-        anchored = anchored_by(conn, files) if cfg["retrieval.file_anchors"] else {}
-        # Rule 8: a request for a kind of memory gets that kind's memories on its topic;
-        # if none covers it, the other kinds only share its words. Rule 9: a question
-        # about the world needs a memory holding every word of its topic.
-        asked = category_asked(names)
-        outcome.intent = asked or ("general" if "general" in names else None)
-        general = outcome.intent == "general"
-        topic = without_intent(prompt, outcome.intent) if outcome.intent else prompt
-        filters = Filters.from_config(cfg, categories=(asked,) if asked else ())
-        text = enrich(topic, turns, cfg)
-        plan = plan_query(conn, text, params)
-        hits = search(conn, text, limit=max(10, max_inject), params=params, filters=filters, now=now, plan=plan)
-        picks = select_for_injection(conn, plan, hits, cfg, outcome, set(anchored), general)
-        outcome.dense = _dense(conn, dense, hits)
-        if outcome.dense is not None:
-            picks = by_meaning(picks, outcome.dense, cfg["semantic.max_cosine_gap"], outcome)
-        for h in picks:
-            why = f" (its related_files name {anchored[h.rowid]})" if h.rowid in anchored else ""
-            outcome.note(h, True, "a clear word match" + why)
-        if outcome.dense is not None and len(picks) < max_inject and not general:
-            picks += standout(conn, picks, outcome.dense, filters, cfg, now, outcome)
+        pool = candidate_pool(conn, prompt, cfg, turns=turns, session=session, now=now, params=params, names=names)
+        outcome.intent = pool.intent
+        outcome.dense = _dense(conn, dense, pool.hits)
+        if cfg["retrieval.match_strategy"] == "calibrated":
+            picks = calibrated(conn, with_nearest(conn, pool, outcome.dense, now), cfg, now, outcome)
+        else:
+            picks = by_rules(conn, pool, cfg, now, outcome)
     outcome.hits = _not_again(conn, picks[:max_inject], session, shown_prefix, cfg, outcome)
     return outcome
+
+
+def by_rules(conn: sqlite3.Connection, pool: Pool, cfg: Config, now: datetime | None, outcome: Outcome) -> list[Hit]:
+    """Rules 1, 2, 4, 6 and 7 with their hand-set thresholds (`match_strategy: fts5_bm25`)."""
+    anchored, general = pool.anchored, pool.general
+    picks = select_for_injection(conn, pool.plan, pool.hits, cfg, outcome, set(anchored), general)
+    if outcome.dense is not None:
+        picks = by_meaning(picks, outcome.dense, cfg["semantic.max_cosine_gap"], outcome)
+    for h in picks:
+        why = f" (its related_files name {anchored[h.rowid]})" if h.rowid in anchored else ""
+        outcome.note(h, True, "a clear word match" + why)
+    if outcome.dense is not None and len(picks) < cfg["retrieval.max_inject"] and not general:
+        picks += standout(conn, picks, outcome.dense, pool.filters, cfg, now, outcome)
+    return picks
+
+
+def calibrated(conn: sqlite3.Connection, pool: Pool, cfg: Config, now: datetime | None, outcome: Outcome) -> list[Hit]:
+    """The relevance model decides (`match_strategy: calibrated`): every candidate's
+    P(relevant) from all the evidence at once (memindex/relevance); the best ones reaching
+    `retrieval.min_confidence`, at most `max_inject`."""
+    from . import relevance
+
+    model = relevance.load("semantic" if outcome.dense is not None else "lexical")
+    floor = cfg["retrieval.min_confidence"]
+    floor = model.min_confidence if floor is None else floor
+    scored = [(model.prob(f), h, f) for h, f in relevance.features(conn, pool, now, outcome.dense)]
+    scored.sort(key=lambda s: -s[0])
+    picks: list[Hit] = []
+    for p, h, f in scored:
+        why = ", ".join(f"{words} {'+' if push > 0 else '-'}" for words, push in model.reasons(f))
+        if p >= floor and len(picks) < cfg["retrieval.max_inject"]:
+            picks.append(h)
+            outcome.note(h, True, f"P(relevant) {p:.2f} >= min_confidence {floor:.2f}" + (f": {why}" if why else ""), p)
+        else:
+            bar = f"under min_confidence {floor:.2f}" if p < floor else f"beyond max_inject {cfg['retrieval.max_inject']}"
+            outcome.note(h, False, f"P(relevant) {p:.2f}, {bar}" + (f": {why}" if why else ""), p)
+    return picks
 
 
 def by_meaning(picks: list[Hit], dense: Dense, max_gap: float, outcome: Outcome) -> list[Hit]:

@@ -18,7 +18,7 @@ from .config import Config
 from .hits import Hit
 from .text import sanitize_tag, sanitize_title
 
-EXPLAIN_SETTINGS = ("max_inject", "relative_cutoff", "min_coverage", "min_relative_coverage", "intents", "file_anchors")
+RULE_SETTINGS = ("relative_cutoff", "min_coverage", "min_relative_coverage")  # the rules' thresholds
 
 
 def warn(message: str) -> None:
@@ -173,15 +173,23 @@ def explain(root: str, cfg: Config, prompt: str, file: str | None = None, allow_
     prefix = display_prefix(root)
 
     sources = {d.path: read_source(root, d.path, int(cfg["index.max_file_bytes"])) for d in outcome.decisions}
-    names = EXPLAIN_SETTINGS + (("tool_anchors",) if file is not None else ())
+    calibrated = cfg["retrieval.match_strategy"] == "calibrated" and file is None
+    names = ("match_strategy", "max_inject", *(("min_confidence",) if calibrated else RULE_SETTINGS), "intents",
+             "file_anchors", *(("tool_anchors",) if file is not None else ()))
+    settings = {k: cfg[f"retrieval.{k}"] for k in names}
+    if calibrated and settings["min_confidence"] is None:  # the shipped model's own threshold
+        from .relevance import load
+
+        settings["min_confidence"] = load("semantic" if outcome.dense is not None else "lexical").min_confidence
     return {
         "prompt": prompt, **({"file": file} if file is not None else {}), "intent": outcome.intent,
-        "settings": {k: cfg[f"retrieval.{k}"] for k in names}, "semantic": semantic,
+        "settings": settings, "semantic": semantic,
         "injected": [prefix + h.path for h in outcome.hits],
         "refused": {prefix + rel: why for rel, why in refused.items()},
         "considered": [
             {"path": prefix + d.path, "kept": d.kept, "rule": d.rule, "score": round(d.score, 4),
-             "coverage": None if d.coverage is None else round(d.coverage, 3), "source": sources[d.path]}
+             "coverage": None if d.coverage is None else round(d.coverage, 3), "source": sources[d.path],
+             "probability": None if d.probability is None else round(d.probability, 3)}
             for d in outcome.decisions
         ],
     }

@@ -25,7 +25,8 @@ HOOK_ALLOWED = {
     "memindex.watch", "memindex.watch.marker", "memindex.lazy", "memindex.rootfs", "memindex.background", "memindex.lean",
     "memindex.runtime", "memindex.memo", "memindex.filehook", "memindex.clients", "memindex.provenance",
     "memindex.capture", "memindex.capture.triage", "memindex.capture.turn", "memindex.capture.asked",
-    "memindex.health", "memindex.freshen", "memindex.index.fresh",
+    "memindex.health", "memindex.freshen", "memindex.index.fresh", "memindex.relevance",
+    "memindex.dense",
 }
 MAX_LINES = 450
 # Modules allowed past MAX_LINES, each with the reason it must stay one piece.
@@ -201,6 +202,7 @@ OPEN_ALLOWED: dict[str, str] = {
     "memindex.scaffold": "package data, and .claude/settings.json outside the memory root that `init` edits",
     "memindex.intent": "package data (data/intents.json)",
     "memindex.capture.triage.data": "package data (data/triage.json)",
+    "memindex.relevance": "package data (data/relevance.json, the relevance model's weights)",
     "memindex.hook._settle_streams": "os.devnull in place of a standard stream that cannot be flushed",
     "memindex.watch.mounts.read_mounts": "/proc/self/mountinfo, the kernel's mount table",
     "memindex.evaluation": "developer tools (benchmarks, evaluation sets); never run on a memory root",

@@ -96,10 +96,11 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
         why = f"no memory in {kind}/ shares the prompt's topic words" if kind else (
             "no memory shares the prompt's words, or the prompt is too short, or injection is off")
         print("nothing considered: " + why)
-    for d in sorted(considered, key=lambda d: (not d["kept"], -d["score"])):
+    for d in sorted(considered, key=lambda d: (not d["kept"], -(d["probability"] or 0.0), -d["score"])):
         cov = "-" if d["coverage"] is None else f"{d['coverage']:.2f}"
         score = "      -" if file is not None else f"{d['score']:7.3f}"  # rule 10 ranks by coverage alone
-        print(f"{'INJECT' if d['kept'] else 'drop  '}  score {score}  coverage {cov:>4}  {d['path']}\n        {d['rule']}")
+        prob = "" if d["probability"] is None else f"P {d['probability']:.2f}  "
+        print(f"{'INJECT' if d['kept'] else 'drop  '}  {prob}score {score}  coverage {cov:>4}  {d['path']}\n        {d['rule']}")
         if d.get("source"):
             print(f"        source: {format_source(d['source'])}")
     print(f"injected: {len(answer['injected'])}")

@@ -23,7 +23,10 @@
 - ibis: evalsets/ibis, written blind by a sixth helper, prompts in three developers' habits
   (long and precise, terse with typos, non-native paraphrase; a legal-tech SaaS for
   contracts: OCR, clause extraction, multi-tenancy; first measured whole, unseen, through
-  the real hook; nothing tuned on it since).
+  the real hook; nothing tuned on it since);
+- jetty: evalsets/jetty, written blind by a seventh helper for the relevance model (a
+  satellite ground-station scheduler; first measured whole and unseen, rules against the
+  shipped model: docs/evaluation.md; never trained on).
 
 Every set keeps a held-out slice (`HOLDOUT_SHARE` of its queries, chosen by a hash of the
 set name and query id, so it never moves): settings are chosen on the rest ("dev") and the
@@ -40,7 +43,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent.parent
 HOLDOUT_SHARE = 0.3
-SETS = ("harbor", "atlas", "locomo", "cedar", "fjord", "quarry", "sedge", "heron", "ibis")  # every set, in the order tables show them
+SETS = ("harbor", "atlas", "locomo", "cedar", "fjord", "quarry", "sedge", "heron", "ibis", "jetty")  # every set, in the order tables show them
 LOCOMO_JSON = REPO.parent / "shared" / "data" / "locomo" / "locomo10.json"
 
 

@@ -1,0 +1,190 @@
+"""Training and judging the relevance model (`memindex.relevance`) on the judged sets.
+
+`collect` runs every judged prompt through the policy's own candidate pool and feature
+code (the same functions the hook calls) and records each candidate's features and grade,
+beside what the hand-set rules inject for the same prompt. `fit` is an L2-regularised
+logistic regression (Newton's method, standardised features; numpy, training time only).
+`choose_threshold` picks `min_confidence` on training prompts alone. `policy_metrics`
+scores a model's injections as `memory.inject_metrics` scores the rules'.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memindex import index
+from memindex.config import parse_config
+from memindex.inject import candidate_pool, decide, with_nearest
+from memindex.intent import intents_of
+from memindex.query import Params
+from memindex.relevance import features
+from memindex.sync import sync
+
+from .memory import NOW, Strategy, earlier_turns
+from .sets import Store, is_holdout
+
+
+@dataclass
+class Prompt:
+    """One judged prompt: its candidates' features and grades, and the rules' injections."""
+
+    set_name: str
+    store: str
+    qid: str
+    kind: str
+    holdout: bool
+    judgments: dict[str, int]
+    rules: list[str]
+    resume: bool = False
+    cands: list[tuple[str, dict[str, float]]] = field(default_factory=list)
+
+    @property
+    def negative(self) -> bool:
+        return not self.judgments
+
+
+def collect(stores: list[Store], semantic: bool = False) -> list[Prompt]:
+    """Every prompt of every store, through the product's candidate pool and features."""
+    out: list[Prompt] = []
+    # the rules' choice, for comparison (the product's default is the model itself)
+    cfg = parse_config({"retrieval": {"match_strategy": "fts5_bm25"}, "semantic": {"enabled": semantic}})
+    params = Params.from_config(cfg)
+    for store in stores:
+        sync(store.root, cfg)
+        conn = index.open_reader(store.root)
+        strategy = Strategy("rules", semantic=semantic)
+        with tempfile.TemporaryDirectory(prefix="memindex-rel-") as tmp_name:
+            tmp = Path(tmp_name)
+            for q in store.queries:
+                turns = earlier_turns(tmp / f"{q['id']}.jsonl", q) if q.get("transcript") else []
+                dense_fn = strategy.worker_view(conn, q["query"], turns) if semantic else None
+                outcome = decide(conn, q["query"], cfg, turns=turns, now=NOW, params=params, dense=dense_fn)
+                p = Prompt(store.set_name, store.name, q["id"], q.get("kind", ""), is_holdout(store.set_name, q["id"]),
+                           dict(q["judgments"]), [h.path for h in outcome.hits])
+                if outcome.intent == "resume" or "resume" in intents_of(q["query"]):
+                    p.resume = True
+                elif len(q["query"].strip()) >= cfg["retrieval.min_prompt_chars"]:
+                    pool = candidate_pool(conn, q["query"], cfg, turns=turns, now=NOW, params=params)
+                    dense = outcome.dense if semantic else None
+                    pool = with_nearest(conn, pool, dense, NOW)
+                    p.cands = [(h.path, f) for h, f in features(conn, pool, NOW, dense)]
+                out.append(p)
+        conn.close()
+    return out
+
+
+# --- the model -----------------------------------------------------------------------------
+
+
+def design(prompts: list[Prompt], names: list[str]):
+    """X, y (grade >= 1), grade-2 flags for every candidate of these prompts."""
+    import numpy as np
+
+    rows, y, g2 = [], [], []
+    for p in prompts:
+        for path, f in p.cands:
+            rows.append([f.get(n, 0.0) for n in names])
+            grade = p.judgments.get(path, 0)
+            y.append(1.0 if grade >= 1 else 0.0)
+            g2.append(grade >= 2)
+    return np.array(rows, dtype=float).reshape(-1, len(names)), np.array(y), np.array(g2)
+
+
+def fit(prompts: list[Prompt], names: list[str], l2: float = 1.0, grade2_weight: float = 1.0) -> dict:
+    """An L2-regularised logistic regression; returns {bias, weights, means} in raw units."""
+    import numpy as np
+
+    X, y, g2 = design(prompts, names)
+    mu, sd = X.mean(axis=0), X.std(axis=0)
+    sd[sd < 1e-9] = 1.0
+    Z = np.hstack([np.ones((len(X), 1)), (X - mu) / sd])
+    sw = np.where(g2, grade2_weight, 1.0)
+    w = np.zeros(Z.shape[1])
+    reg = np.full(Z.shape[1], l2)
+    reg[0] = 0.0
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-np.clip(Z @ w, -35, 35)))
+        grad = Z.T @ (sw * (p - y)) + reg * w
+        hess = (Z * (sw * p * (1 - p))[:, None]).T @ Z + np.diag(reg + 1e-9)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    raw = w[1:] / sd
+    bias = w[0] - float((raw * mu).sum())
+    return {"bias": float(bias), "weights": {n: float(v) for n, v in zip(names, raw)},
+            "means": {n: float(v) for n, v in zip(names, mu)}}
+
+
+def probabilities(model, prompts: list[Prompt]) -> list[list[tuple[str, float]]]:
+    """Per prompt, (path, P(relevant)) for each candidate, best first."""
+    out = []
+    for p in prompts:
+        scored = [(path, model.prob(f)) for path, f in p.cands]
+        scored.sort(key=lambda s: -s[1])
+        out.append(scored)
+    return out
+
+
+def picks(scored: list[tuple[str, float]], threshold: float, max_inject: int = 3) -> list[str]:
+    return [path for path, prob in scored if prob >= threshold][:max_inject]
+
+
+def policy_metrics(prompts: list[Prompt], chosen: list[list[str]]) -> dict[str, float]:
+    """Micro precision of injections, grade-2 recall, negatives injected (as memory.inject_metrics)."""
+    injected = relevant = must = must_hit = neg = neg_inject = 0
+    for p, got in zip(prompts, chosen):
+        if p.negative:
+            neg += 1
+            neg_inject += bool(got)
+            continue
+        injected += len(got)
+        relevant += sum(1 for path in got if p.judgments.get(path, 0) >= 1)
+        grade2 = [path for path, g in p.judgments.items() if g >= 2]
+        must += len(grade2)
+        must_hit += sum(1 for path in grade2 if path in got)
+    return {
+        "precision": relevant / injected if injected else 0.0,
+        "recall_g2": must_hit / must if must else 0.0,
+        "false_inject": neg_inject / neg if neg else 0.0,
+        "injected": injected, "negatives": neg, "neg_injected": neg_inject,
+    }
+
+
+def model_choice(prompts: list[Prompt], scored: list[list[tuple[str, float]]], threshold: float,
+                 max_inject: int = 3) -> list[list[str]]:
+    """What the calibrated policy injects: the rules' choice where the prompt asks to resume
+    (rule 3 is not about relevance), else the candidates at or above the threshold."""
+    return [p.rules if p.resume else picks(s, threshold, max_inject) for p, s in zip(prompts, scored)]
+
+
+def objective(m: dict[str, float]) -> float:
+    """What a threshold is chosen for on training prompts: F1 of precision and grade-2
+    recall, less the share of unrelated prompts injected."""
+    p, r = m["precision"], m["recall_g2"]
+    f1 = 2 * p * r / (p + r) if p + r else 0.0
+    return f1 - 0.5 * m["false_inject"]
+
+
+def choose_threshold(prompts: list[Prompt], scored: list[list[tuple[str, float]]]) -> float:
+    grid = [i / 100 for i in range(5, 96)]
+    best = max(grid, key=lambda t: (objective(policy_metrics(prompts, model_choice(prompts, scored, t))), t))
+    return best
+
+
+def calibration(prompts: list[Prompt], scored: list[list[tuple[str, float]]],
+                bins: tuple[float, ...] = (0.0, 0.2, 0.4, 0.6, 0.8, 0.9, 1.01)) -> list[list[object]]:
+    """Predicted against observed relevance by probability bin (every candidate counts)."""
+    pairs = []
+    for p, s in zip(prompts, scored):
+        for path, prob in s:
+            pairs.append((prob, p.judgments.get(path, 0) >= 1))
+    rows = []
+    for lo, hi in zip(bins, bins[1:]):
+        inside = [(pr, rel) for pr, rel in pairs if lo <= pr < hi]
+        if inside:
+            rows.append([f"{lo:.1f}-{min(hi, 1.0):.1f}", len(inside), sum(pr for pr, _ in inside) / len(inside),
+                         sum(rel for _, rel in inside) / len(inside)])
+    return rows

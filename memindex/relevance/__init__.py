@@ -1,0 +1,196 @@
+"""The relevance model: P(relevant | what the engine knows about one candidate).
+
+The injection policy's hand-set thresholds (rules 1, 2, 6, 7) each drew one boundary over
+one signal. This draws one boundary over all of them: a logistic regression over features
+the engine already computes for a prompt's word matches (`features`), trained on the dev
+slices of every judged set (`scripts/train_relevance.py`), its weights a data file
+(`memindex/data/relevance.json`). Inference is a dot product: standard library only, the
+prompt hook imports it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+from ..defaults import CATEGORY_PRIORITY, COVERAGE_TERMS
+from ..lean import loads
+from ..query import coverage
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from ..hits import Hit
+    from ..inject import Dense, Pool
+    from ..lean import sqlite3
+
+WEIGHTS_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "relevance.json")
+
+# What each feature means, in words `memindex explain` can show.
+DESCRIBE: dict[str, str] = {
+    "rel_score": "word-match score against the best",
+    "log_score": "absolute word-match score",
+    "top": "the best word match",
+    "rank": "rank among the word matches",
+    "gap_next": "lead over the next word match",
+    "coverage": "share of the prompt's rare words it holds",
+    "coverage_rel": "coverage against the best-covering match",
+    "coverage_top": "covers most of the prompt (top match)",
+    "best_coverage": "how well the best match covers the prompt",
+    "coverage_rank": "rank by coverage",
+    "title_coverage": "share of the prompt's rare words in its title",
+    "tags_coverage": "share of the prompt's rare words in its tags",
+    "n_terms": "number of words in the prompt",
+    "rarity": "how rare the prompt's words are in this store",
+    "unknown": "share of the prompt's words no memory has",
+    "anchored": "its related_files name a file in play",
+    "asked": "the prompt asks for this kind of memory",
+    "general": "a general question, not about the project",
+    "general_gap": "a general question it does not fully cover",
+    "age": "age of the memory",
+    "replacement": "found through a retired memory it replaces",
+    "cos": "meaning: cosine to the prompt",
+    "cos_gap": "meaning: distance behind the prompt's nearest memory",
+    "standout": "meaning: how far the nearest memory stands out",
+    "is_nearest": "meaning: the prompt's nearest memory",
+    "cos_rank": "meaning: rank among the candidates",
+    "cos_x_coverage": "meaning and words agree",
+    **{f"cat_{c}": f"category {c}" for c in CATEGORY_PRIORITY},
+}
+
+
+def _days(iso: str, now_days: float) -> float:
+    """Days from an ISO date (`2026-11-22...`) to `now_days`, without importing datetime."""
+    try:
+        y, m, d = int(iso[0:4]), int(iso[5:7]), int(iso[8:10])
+    except (ValueError, TypeError):
+        return 365.0
+    # days from civil (Howard Hinnant's algorithm), epoch 1970-01-01
+    y -= m <= 2
+    era = (y if y >= 0 else y - 399) // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return max(0.0, now_days - (era * 146097 + doe - 719468))
+
+
+def _now_days(now: datetime | None) -> float:
+    if now is not None:
+        return now.timestamp() / 86400.0
+    import time
+
+    return time.time() / 86400.0
+
+
+def features(
+    conn: sqlite3.Connection, pool: Pool, now: datetime | None = None, dense: Dense | None = None
+) -> list[tuple[Hit, dict[str, float]]]:
+    """Each active word match of the pool with its features (sets `hit.coverage`)."""
+    active = [h for h in pool.hits if h.record_status == "active"] + list(pool.extra)
+    if not active:
+        return []
+    plan = pool.plan
+    coverage(conn, plan, active, columns=("title",))
+    title_cov = [h.coverage or 0.0 for h in active]
+    coverage(conn, plan, active, columns=("tags",))
+    tags_cov = [h.coverage or 0.0 for h in active]
+    coverage(conn, plan, active)
+    covs = [h.coverage or 0.0 for h in active]
+    best_cov = max(covs) or 1.0
+    by_cov = sorted(range(len(covs)), key=lambda i: -covs[i])
+    cov_rank = {i: r for r, i in enumerate(by_cov)}
+    best = active[0].score or 1.0
+    idfs = sorted((plan.idf(t) for t in plan.df), reverse=True)[:COVERAGE_TERMS]
+    ceiling = math.log(1 + (plan.n_docs + 0.5) / 0.5) or 1.0
+    rarity = (sum(idfs) / len(idfs) / ceiling) if idfs else 0.0
+    unknown = (sum(1 for df in plan.df.values() if df == 0) / len(plan.df)) if plan.df else 0.0
+    n_terms = math.log1p(len(plan.df))
+    today = _now_days(now)
+    nearest = dense.top[0][1] if dense is not None and dense.top else None
+    cosines = {**dict(dense.top), **dense.cos} if dense is not None else {}
+    margin = 0.0
+    if dense is not None and len(dense.top) > 1:
+        peers = [c for _, c in dense.top[1:10]]
+        margin = dense.top[0][1] - sum(peers) / len(peers)
+    pool_cos = sorted((cosines[h.rowid] for h in active if h.rowid in cosines), reverse=True)
+    out = []
+    for i, h in enumerate(active):
+        nxt = active[i + 1].score if i + 1 < len(active) else 0.0
+        f = {
+            "rel_score": h.score / best,
+            "log_score": math.log1p(max(h.score, 0.0)),
+            "top": float(i == 0),
+            "rank": math.log1p(i),
+            "gap_next": (h.score - nxt) / best,
+            "coverage": covs[i],
+            "coverage_rel": covs[i] / best_cov,
+            "coverage_top": float(covs[i] >= best_cov),
+            "best_coverage": best_cov,
+            "coverage_rank": math.log1p(cov_rank[i]),
+            "title_coverage": title_cov[i],
+            "tags_coverage": tags_cov[i],
+            "n_terms": n_terms,
+            "rarity": rarity,
+            "unknown": unknown,
+            "anchored": float(h.rowid in pool.anchored),
+            "asked": float(pool.asked is not None and h.category == pool.asked),
+            "general": float(pool.general),
+            "general_gap": float(pool.general) * (1.0 - covs[i]),
+            "age": math.log1p(_days(h.updated_at, today)),
+            "replacement": float(h.via is not None),
+        }
+        for c in CATEGORY_PRIORITY:
+            f[f"cat_{c}"] = float(h.category == c)
+        if dense is not None:
+            cos = cosines.get(h.rowid)
+            f["cos"] = cos if cos is not None else 0.0
+            f["cos_gap"] = (nearest - cos) if cos is not None and nearest is not None else 0.0
+            f["standout"] = margin
+            f["is_nearest"] = float(bool(dense.top) and dense.top[0][0] == h.rowid)
+            f["cos_rank"] = math.log1p(pool_cos.index(cos)) if cos is not None else math.log1p(len(pool_cos))
+            f["cos_x_coverage"] = f["cos"] * covs[i]
+        out.append((h, f))
+    return out
+
+
+class Model:
+    """A logistic regression in the raw feature space: P = sigmoid(bias + sum w_i x_i).
+    `means` are the training set's feature means, for explaining a score as each feature's
+    push away from an average candidate."""
+
+    __slots__ = ("name", "bias", "weights", "means", "min_confidence")
+
+    def __init__(self, name: str, bias: float, weights: dict[str, float], means: dict[str, float],
+                 min_confidence: float) -> None:
+        self.name, self.bias, self.weights, self.means = name, bias, weights, means
+        self.min_confidence = min_confidence
+
+    def logit(self, f: dict[str, float]) -> float:
+        return self.bias + sum(w * f.get(k, 0.0) for k, w in self.weights.items())
+
+    def prob(self, f: dict[str, float]) -> float:
+        z = self.logit(f)
+        return 1.0 / (1.0 + math.exp(-z)) if z > -60 else 0.0
+
+    def reasons(self, f: dict[str, float], k: int = 3) -> list[tuple[str, float]]:
+        """The `k` features that moved this candidate's score most from an average one's:
+        (words, push in logit units; positive raises it)."""
+        pushes = [(name, w * (f.get(name, 0.0) - self.means.get(name, 0.0))) for name, w in self.weights.items()]
+        pushes.sort(key=lambda p: -abs(p[1]))
+        return [(DESCRIBE.get(n, n), p) for n, p in pushes[:k] if abs(p) >= 0.05]
+
+
+_models: dict[str, Model] = {}
+
+
+def load(kind: str = "lexical", path: str = WEIGHTS_FILE) -> Model:
+    """The shipped model for `kind` ("lexical", or "semantic" with the worker's evidence)."""
+    key = f"{path}#{kind}"
+    if key not in _models:
+        with open(path, "rb") as fh:
+            data = loads(fh.read())
+        m = data["models"].get(kind) or data["models"]["lexical"]  # no model for the worker's view: words alone
+        _models[key] = Model(kind, float(m["bias"]), {k: float(v) for k, v in m["weights"].items()},
+                             {k: float(v) for k, v in m["means"].items()}, float(m["min_confidence"]))
+    return _models[key]

@@ -1,0 +1,160 @@
+"""Train the injection policy's relevance model and print its evaluation.
+
+    python scripts/train_relevance.py                 # evaluate (leave one set out), no write
+    python scripts/train_relevance.py --write         # also write memindex/data/relevance.json
+    python scripts/train_relevance.py --check         # exit 1 if the shipped file differs
+    python scripts/train_relevance.py --semantic ...  # the model with the worker's evidence too
+                                                      # (needs the real embedding model)
+
+Training uses the dev slices of the engineering sets in the repository (evalsets/*): the
+held-out slice of every set (`sets.is_holdout`) is never trained on. Leave-one-set-out:
+for each set, a model trained on the other sets' dev slices, its threshold chosen on those
+same training prompts, judged on the left-out set's held-out slice and on the whole set,
+beside the hand-set rules on the same prompts. LoCoMo (conversational, never trained on)
+is judged by the shipped model when its data file is present.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from memindex.evaluation import relevance as rel  # noqa: E402
+from memindex.evaluation.metrics import table  # noqa: E402
+from memindex.evaluation.sets import LOCOMO_JSON, all_sets  # noqa: E402
+from memindex.relevance import WEIGHTS_FILE, Model  # noqa: E402
+
+# the sets trained on (their dev slices); jetty, written blind to judge the model, is not
+ENGINEERING = ("harbor", "atlas", "cedar", "fjord", "quarry", "sedge", "heron", "ibis")
+LEXICAL = [
+    "rel_score", "log_score", "top", "rank", "gap_next", "coverage", "coverage_rel", "coverage_top",
+    "title_coverage", "tags_coverage", "n_terms", "rarity", "unknown", "anchored", "asked", "general",
+    "general_gap", "age", "replacement",
+    "cat_decision", "cat_constraint", "cat_preference", "cat_runbook", "cat_tech_debt", "cat_session_summary",
+]
+SEMANTIC = LEXICAL + ["best_coverage", "coverage_rank", "cos", "cos_gap", "standout", "is_nearest", "cos_rank",
+                      "cos_x_coverage"]
+L2 = 1.0
+MAX_INJECT = 3
+
+
+def as_model(name: str, fitted: dict, threshold: float) -> Model:
+    return Model(name, fitted["bias"], fitted["weights"], fitted["means"], threshold)
+
+
+def train(prompts: list[rel.Prompt], names: list[str], kind: str) -> Model:
+    """A model on these prompts' dev slices, its threshold chosen on the same prompts."""
+    dev = [p for p in prompts if not p.holdout]
+    model = as_model(kind, rel.fit(dev, names, L2), 0.5)
+    model.min_confidence = rel.choose_threshold(dev, rel.probabilities(model, dev))
+    return model
+
+
+def row(label: str, prompts: list[rel.Prompt], chosen: list[list[str]]) -> list[object]:
+    m = rel.policy_metrics(prompts, chosen)
+    return [label, len(prompts), m["precision"], m["recall_g2"], f"{m['neg_injected']}/{m['negatives']}"]
+
+
+HEAD = ["set / policy", "prompts", "precision", "grade-2 recall", "negatives injected"]
+
+
+def report(prompts: list[rel.Prompt], names: list[str], kind: str) -> None:
+    """Leave one set out: each set judged by a model trained on the others' dev slices."""
+    print(f"\n## {kind}: {len(prompts)} prompts, {sum(len(p.cands) for p in prompts)} candidates, {len(names)} features")
+    rows, pooled, chosen = [], [], []
+    for left in ENGINEERING:
+        model = train([p for p in prompts if p.set_name != left], names, kind)
+        test = [p for p in prompts if p.set_name == left]
+        scored = rel.probabilities(model, test)
+        picks = rel.model_choice(test, scored, model.min_confidence)
+        for label, keep in (("held-out", lambda p: p.holdout), ("whole", lambda p: True)):
+            idx = [i for i, p in enumerate(test) if keep(p)]
+            part = [test[i] for i in idx]
+            rows.append(row(f"{left} {label}: rules", part, [p.rules for p in part]))
+            rows.append(row(f"{left} {label}: model (t={model.min_confidence:.2f})", part, [picks[i] for i in idx]))
+        pooled += [(p, sc) for p, sc in zip(test, scored)]
+        chosen += picks
+    print("\nleave one set out (model trained on the other sets' dev slices; threshold chosen there)\n")
+    print(table(HEAD, rows))
+    ps = [p for p, _ in pooled]
+    ho = [i for i, p in enumerate(ps) if p.holdout]
+    print("\npooled over the left-out sets (each judged by the model that never saw it)\n")
+    print(table(HEAD, [
+        row("rules, held-out slices", [ps[i] for i in ho], [ps[i].rules for i in ho]),
+        row("model, held-out slices", [ps[i] for i in ho], [chosen[i] for i in ho]),
+        row("rules, whole sets", ps, [p.rules for p in ps]),
+        row("model, whole sets", ps, chosen),
+    ]))
+    print("\ncalibration on the left-out sets (every candidate: mean predicted P against the share relevant)\n")
+    print(table(["P bin", "candidates", "mean predicted", "observed relevant"], rel.calibration(ps, [sc for _, sc in pooled])))
+    injected = [(prob, p.judgments.get(path, 0) >= 1) for (p, sc), got in zip(pooled, chosen) for path, prob in sc if path in got]
+    if injected:
+        print(f"\ninjected candidates on the left-out sets: {len(injected)}, mean P {sum(x for x, _ in injected) / len(injected):.3f}, "
+              f"observed precision {sum(r for _, r in injected) / len(injected):.3f}")
+
+
+def locomo(final: Model, semantic: bool) -> None:
+    if not LOCOMO_JSON.exists():
+        return
+    with tempfile.TemporaryDirectory(prefix="memindex-train-") as tmp:
+        loco = rel.collect(all_sets(Path(tmp), ("locomo",)), semantic=semantic)
+    scored = rel.probabilities(final, loco)
+    print(f"\nLoCoMo (conversational; never trained on), the shipped {final.name} model\n")
+    print(table(HEAD, [
+        row("rules", loco, [p.rules for p in loco]),
+        row(f"model (t={final.min_confidence:.2f})", loco, rel.model_choice(loco, scored, final.min_confidence)),
+    ]))
+    print()
+    print(table(["P bin", "candidates", "mean predicted", "observed relevant"], rel.calibration(loco, scored)))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--write", action="store_true", help="write memindex/data/relevance.json")
+    ap.add_argument("--check", action="store_true", help="exit 1 if the shipped weights differ from a fresh training")
+    ap.add_argument("--semantic", action="store_true", help="also the model with the worker's evidence (the real model)")
+    ap.add_argument("--quiet", action="store_true", help="no evaluation tables")
+    ap.add_argument("--no-locomo", action="store_true", help="leave LoCoMo out of the tables (it takes minutes)")
+    args = ap.parse_args()
+
+    path = Path(WEIGHTS_FILE)
+    shipped = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"models": {}}
+    data = {"_comment": "written by scripts/train_relevance.py from the dev slices of evalsets/*; do not edit",
+            "models": dict(shipped.get("models", {}))}
+    kinds = [("lexical", LEXICAL, False)] + ([("semantic", SEMANTIC, True)] if args.semantic else [])
+    for kind, names, semantic in kinds:
+        with tempfile.TemporaryDirectory(prefix="memindex-train-") as tmp:
+            prompts = rel.collect(all_sets(Path(tmp), ENGINEERING), semantic=semantic)
+        final = train(prompts, names, kind)
+        data["models"][kind] = {
+            "features": names, "bias": round(final.bias, 6), "min_confidence": final.min_confidence,
+            "weights": {k: round(v, 6) for k, v in final.weights.items()},
+            "means": {k: round(v, 6) for k, v in final.means.items()},
+        }
+        if args.check:
+            if shipped.get("models", {}).get(kind) != json.loads(json.dumps(data["models"][kind])):
+                print(f"the shipped {kind} relevance model differs from a fresh training run", file=sys.stderr)
+                return 1
+            print(f"the shipped {kind} relevance model is what training produces")
+            continue
+        if not args.quiet:
+            report(prompts, names, kind)
+            if not args.no_locomo:
+                locomo(final, semantic)
+        print(f"\nshipped {kind} model: min_confidence {final.min_confidence:.2f}; weights (raw units), largest first:")
+        for k, v in sorted(final.weights.items(), key=lambda kv: -abs(kv[1])):
+            print(f"  {k:16s} {v:+.3f}")
+    if args.write and not args.check:
+        path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
