@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Entry point of the Claude Code hooks: `memindex_hook.py prompt|pre-tool-use|post-tool-use|session-start|stop`.
+"""Entry point of the Claude Code hooks: `memindex_hook.py prompt|pre-tool-use|post-tool-use|session-start|stop|session-end`.
 
 Runs from the plugin folder without an install (the package sits beside this folder) and
 always exits 0: a broken installation must not break a prompt.

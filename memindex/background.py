@@ -43,11 +43,11 @@ def open_log(root: str | os.PathLike[str]) -> int:
 
     path = os.path.join(root, LOG_FILE)
     flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
-    fd = rootfs.open_fd(path, flags, 0o644)
+    fd = rootfs.open_fd(path, flags, 0o600)  # private at first: sync sets rootfs.derived_mode
     if os.fstat(fd).st_size > LOG_MAX_BYTES:
         os.close(fd)
         os.replace(path, path + ".1")  # renames the checked file itself, never a link's target
-        fd = rootfs.open_fd(path, flags, 0o644)
+        fd = rootfs.open_fd(path, flags, 0o600)
     return fd
 
 

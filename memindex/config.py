@@ -1,6 +1,8 @@
-"""Read and validate `<root>/memory-config.json` once.
+"""Read and validate the settings once: the defaults, the user's own config, the
+environment, and `<root>/memory-config.json` (the project's, untrusted).
 
-A wrong type or value never crashes anything: it yields one warning and the default.
+A wrong type or value never crashes anything: it yields one warning and the default. A
+project's config may make memindex do less, never more (LOOSER, `memindex trust`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,10 @@ from . import rootfs
 from .lean import loads
 from .defaults import CATEGORIES, CONFIG_FILE, CONFIG_MAX_BYTES, DEFAULT_CATEGORY_DESCRIPTIONS
 from .errors import UnsafeFile, short
+
+TYPE_CHECKING = False  # the prompt hook imports this module: annotations only
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class Leaf:
@@ -111,6 +117,14 @@ SPEC: dict[str, object] = {
         # the Stop hook asks the model, once per topic, to save a decision, fix, limit,
         # deferred work, preference or "remember this" of the latest turn (README.md)
         "save_prompts": Leaf(True),
+        # session summaries from transcripts (docs/capture.md): the Stop and SessionEnd
+        # hooks summarise the session in the background
+        "enabled": Leaf(True),
+        # "local": sessions-local/, indexed but ignored by git; "shared": sessions/, committed
+        "location": Leaf("local", choices=("local", "shared")),
+        # a running session's summary is rewritten at most this often (Stop fires after every
+        # turn); the turn that ends the session is always captured, at most this much later
+        "min_interval_s": Leaf(30.0, 0.0, 3600.0),
     },
     "categories": {
         cat: {
@@ -161,6 +175,48 @@ def _defaults(spec: dict[str, object], prefix: str = "") -> dict[str, object]:
 
 DEFAULTS: dict[str, object] = _defaults(SPEC)
 
+# Which way each setting makes memindex do more: load or download a model, start or keep a
+# worker, wait longer, inject more, delete sooner. A repository's memory-config.json may move
+# these only the other way (from what the user's own config and environment say), unless the
+# user ran `memindex trust` for exactly that file. "up": a higher value (or true) does more;
+# "down": a lower one (or false); "any": any other value (a model to load). One line per key.
+LOOSER: dict[str, str] = {
+    "retrieval.enabled": "up",
+    "retrieval.max_inject": "up",
+    "retrieval.match_strategy": "any",
+    "retrieval.relative_cutoff": "down",
+    "retrieval.min_coverage": "down",
+    "retrieval.min_relative_coverage": "down",
+    "retrieval.min_confidence": "down",
+    "retrieval.intents": "up",
+    "retrieval.file_anchors": "up",
+    "retrieval.tool_anchors": "up",
+    "retrieval.skip_injected": "down",
+    "retrieval.min_prompt_chars": "down",
+    "retrieval.session_start.inject_recent": "up",
+    "delete.grace_period_days": "down",
+    "index.max_file_bytes": "up",
+    "semantic.enabled": "up",
+    "semantic.model": "any",
+    "semantic.idle_exit_s": "up",
+    "semantic.hook_budget_ms": "up",
+    "semantic.max_cosine_gap": "up",
+    "semantic.min_standout": "down",
+    "capture.save_prompts": "up",
+    "capture.enabled": "up",
+    "capture.location": "any",  # "shared" publishes session text in the repository's history
+}
+
+
+def looser(key: str, value: object, than: object) -> bool:
+    """Whether `value` makes memindex do more than `than` does (LOOSER's rule for `key`)."""
+    way = LOOSER.get(key)
+    if way is None or value == than:
+        return False
+    if way == "any" or value is None or than is None:  # "unset" (someone else decides) has no direction
+        return True
+    return value > than if way == "up" else value < than  # type: ignore[operator]
+
 
 class Config:
     """Validated settings, keyed by dotted path (`retrieval.max_inject`)."""
@@ -169,6 +225,11 @@ class Config:
         self.values: dict[str, object] = dict(DEFAULTS)
         self.warnings: list[str] = list(warnings or [])
         self.source = source
+        self.given: set[str] = set()  # keys this layer set to a valid value
+        self.more: list[str] = []  # the project's keys that would make memindex do more
+        self.ignored: list[str] = []  # ... those not applied (the user does not trust the file)
+        self.trust: str | None = None  # trust.TRUSTED/UNTRUSTED/CHANGED when the project asks for more
+        self.notice: str | None = None  # the one line that says what was ignored (also in warnings)
 
     def __getitem__(self, key: str) -> object:
         return self.values[key]
@@ -190,6 +251,8 @@ def _apply(spec: dict[str, object], data: object, prefix: str, cfg: Config) -> N
             cfg.values[name] = value
             if warning:
                 cfg.warnings.append(f"{name}: {warning}; using {node.default!r}")
+            else:
+                cfg.given.add(name)
         else:
             _apply(node, data[key], name + ".", cfg)
 
@@ -219,19 +282,78 @@ def parse_config(data: object, source: str | None = None) -> Config:
     return cfg
 
 
-def load_config(root: str | os.PathLike[str]) -> Config:
-    """Read `<root>/memory-config.json`; a missing file is the defaults, a broken one warns."""
-    path = os.path.join(root, CONFIG_FILE)
+def _read_json(path: str, read: "Callable[[str, int], bytes | None] | None" = None) -> tuple[object, bytes | None, str | None]:
+    """(parsed JSON or None, raw bytes or None, warning or None) of one config file."""
     try:
-        raw = rootfs.read(path, CONFIG_MAX_BYTES)
+        raw = read(path, CONFIG_MAX_BYTES) if read else _read_user(path)
     except UnsafeFile as exc:
-        return Config(warnings=[f"{exc}; using defaults"])
+        return None, None, f"{exc}; using defaults"
     except OSError as exc:
-        return Config(warnings=[f"{path}: cannot read ({exc.strerror}); using defaults"])
+        return None, None, f"{path}: cannot read ({exc.strerror}); using defaults"
     if raw is None:
-        return Config()
+        return None, None, None
     try:
-        data = loads(raw)
+        return loads(raw), raw, None
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        return Config(warnings=[f"{path}: invalid JSON ({exc}); using defaults"])
-    return parse_config(data, path)
+        return None, raw, f"{path}: invalid JSON ({exc}); using defaults"
+
+
+def _read_user(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(CONFIG_MAX_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    if len(raw) > CONFIG_MAX_BYTES:
+        raise UnsafeFile(path, f"is larger than {CONFIG_MAX_BYTES} bytes")
+    return raw
+
+
+def load_config(root: str | os.PathLike[str]) -> Config:
+    """The settings for `root`, highest first: the environment (MEMINDEX_CONFIG_JSON), the
+    project's `<root>/memory-config.json` (only what does less, unless the user trusts the
+    file: `memindex trust`), the user's `$XDG_CONFIG_HOME/memindex/config.json`, the
+    defaults. A missing file is nothing; a broken one warns and is skipped."""
+    from . import trust
+
+    cfg = Config()
+    user_path = trust.user_config_path()
+    data, raw, warning = _read_json(user_path)
+    if warning:
+        cfg.warnings.append(warning)
+    elif raw is not None:
+        _apply(SPEC, data, "", cfg)
+    env_given: set[str] = set()
+    text = os.environ.get(trust.ENV_CONFIG)
+    if text:
+        env = Config()
+        try:
+            _apply(SPEC, loads(text), "", env)
+        except (ValueError, RecursionError) as exc:
+            env.warnings.append(f"invalid JSON ({exc}); ignored")
+        cfg.warnings += [f"${trust.ENV_CONFIG}: {w}" for w in env.warnings]
+        cfg.values.update((k, env.values[k]) for k in env.given)
+        env_given = env.given
+    path = os.path.join(root, CONFIG_FILE)
+    data, raw, warning = _read_json(path, rootfs.read)
+    if warning:
+        cfg.warnings.append(warning)
+        return cfg
+    if raw is None:
+        return cfg
+    project = parse_config(data, path)
+    cfg.source = path
+    cfg.warnings += project.warnings
+    more = sorted(k for k in project.given if looser(k, project.values[k], cfg.values[k]))
+    cfg.more = more
+    if more:
+        cfg.trust = trust.state(root, raw or b"")
+        if cfg.trust != trust.TRUSTED:
+            cfg.ignored = more
+            again = " again (the file changed since you trusted it)" if cfg.trust == trust.CHANGED else ""
+            cfg.notice = (f"{path}: ignored {', '.join(more)}: a project's config may make memindex do less, not more; "
+                          f"run `memindex trust`{again} to allow this file, or set them in {user_path}")
+            cfg.warnings.append(cfg.notice)
+    for key in project.given - env_given - set(cfg.ignored):
+        cfg.values[key] = project.values[key]
+    return cfg

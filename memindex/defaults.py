@@ -28,7 +28,7 @@ SERVE_SPAWN_MARKER = ".serve.spawned"  # the hooks' last worker start (single fl
 # (memindex/provenance.py). A new derived file adds its pattern here.
 DERIVED_FILES: tuple[str, ...] = (
     INDEX_FILE, INDEX_FILE + "-*", LOCK_FILE, WAIT_FILE, WATCH_MARKER, SPAWN_MARKER, LOG_FILE, LOG_FILE + ".1",
-    SERVE_MARKER, SERVE_SPAWN_MARKER, INDEX_MD, ".*.tmp",
+    SERVE_MARKER, SERVE_SPAWN_MARKER, INDEX_MD, ".*.tmp", "sessions-local/",  # CAPTURE_GITIGNORE, below
 )
 GITIGNORE = ".gitignore"
 
@@ -72,9 +72,18 @@ FOLDERS: dict[str, str] = {
     "constraints": "constraint",
     "tech-debt": "tech_debt",
     "preferences": "preference",
+    # Session summaries captured from transcripts (memindex.capture), by default: indexed
+    # like the others, ignored by git (the folder holds its own `.gitignore` of `*`).
+    "sessions-local": "session_summary",
 }
-CATEGORY_FOLDER: dict[str, str] = {c: f for f, c in FOLDERS.items()}
-CATEGORIES: tuple[str, ...] = tuple(FOLDERS.values())
+CAPTURE_FOLDER = "sessions-local"
+CAPTURE_GITIGNORE = CAPTURE_FOLDER + "/"  # the line `memindex init`'s .gitignore lists for it
+# category -> the folder `save` writes it to (the first folder of that category)
+CATEGORY_FOLDER: dict[str, str] = {}
+for _folder, _category in FOLDERS.items():
+    CATEGORY_FOLDER.setdefault(_category, _folder)
+del _folder, _category
+CATEGORIES: tuple[str, ...] = tuple(CATEGORY_FOLDER)
 
 # Ties only: lower wins.
 CATEGORY_PRIORITY: dict[str, int] = {
@@ -225,3 +234,13 @@ POLLING_FS: dict[str, str] = {
     "fakeowner": "Docker Desktop file sharing",
     "prl_fs": "Parallels shared folder",
 }
+
+# --- Session capture (memindex.capture; docs/capture.md) ----------------------------------
+SUMMARY_MAX_BYTES = 8_192  # a captured session summary, as its file (the cut order: capture/summary.py)
+CAPTURE_TRANSCRIPT_MAX_BYTES = 256 * 1024 * 1024  # a transcript is read up to this many bytes
+CAPTURE_SOURCE_KIND = "transcript"  # `source.kind` of what capture and `import transcripts` write
+# The tag of every captured summary. The prompt hook leaves these out of its word matches
+# (they restate the user's own earlier prompts, so a repeated question matches them best
+# while they hold little of the answer: tests/e2e); "where did we leave off?", `search`
+# and SessionStart's recent list find them.
+CAPTURE_TAG = "captured-session"

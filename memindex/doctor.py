@@ -187,24 +187,22 @@ def check_worker(root: str, cfg) -> Check:
                  f"failing, {LOG_FILE} says why)", "run `memindex serve` once in a terminal to see its error")
 
 
-def check_trust(root: str) -> Check:
-    """Trust status of this repository's config (`memindex trust`, another module's)."""
-    # --- TRUST HOOK (issue 24, `trust-config`) -------------------------------------------
-    # When memindex/trust.py exists and offers `status(root) -> (ok, detail, fix)`, this
-    # check reports it; until then it says it was not checked.
-    try:
-        from . import trust  # type: ignore[attr-defined]
-    except ImportError:
-        return Check("trust", None, "not checked: this memindex has no `memindex trust` yet")
-    status = getattr(trust, "status", None)
-    if status is None:
-        return Check("trust", None, "not checked: memindex.trust has no status()")
-    ok, detail, fix = status(root)
-    return Check("trust", ok, detail, fix)
+def check_trust(root: str, cfg) -> Check:
+    """Trust status of this repository's config (`memindex trust`, memindex/trust.py): the
+    settings that would make memindex do more, and whether the user trusted these bytes."""
+    more = list(getattr(cfg, "more", []) or [])
+    if not more:
+        return Check("trust", True, "the project's config asks for nothing beyond the defaults (no trust needed)")
+    ignored = list(getattr(cfg, "ignored", []) or [])
+    if not ignored:
+        return Check("trust", True, f"trusted: the project's config may set {', '.join(more)}")
+    again = " again: the file changed since you trusted it" if getattr(cfg, "trust", None) == "changed" else ""
+    return Check("trust", False, f"the project's config sets {', '.join(ignored)}, ignored until you trust it{again}",
+                 "read memory-config.json, then `memindex trust` (or set them in your own config)")
 
 
 def run(root: str, cfg, homes: tuple[str, ...] = PLUGIN_HOMES) -> list[Check]:
     project = Path(root).parent.parent if Path(root).parts[-2:] == MEMORY_DIR else Path(root)
     files = check_files(root)  # syncs first: the index check then sees the files as they are
     return [check_cli(homes), check_index(root), files, check_git(project), check_nesting(project),
-            check_worker(root, cfg), check_trust(root)]
+            check_worker(root, cfg), check_trust(root, cfg)]

@@ -80,6 +80,18 @@ class InvalidMemory(WriteError):
     """The input does not make a valid memory (every problem is listed)."""
 
 
+class SecretFound(InvalidMemory):
+    """The input holds token-shaped strings (memindex.write.secrets): each field's JSON
+    path and the kind of secret, never the secret itself."""
+
+    def __init__(self, message: str, problems: list[str], secrets: list[dict[str, str]]) -> None:
+        super().__init__(message, problems)
+        self.secrets = secrets
+
+    def to_json(self) -> dict[str, object]:
+        return {**super().to_json(), "secrets": self.secrets}
+
+
 class MemoryExists(WriteError):
     """save would overwrite an existing memory."""
 

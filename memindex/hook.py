@@ -1,5 +1,6 @@
 """Claude Code hooks: UserPromptSubmit (inject), PreToolUse (the memories of the file at
-hand), PostToolUse (sync one file), SessionStart, Stop (save prompts).
+hand), PostToolUse (sync one file), SessionStart, Stop (session capture, save prompts) and
+SessionEnd (session capture).
 
 The prompt path is the product's first impression: standard library and this package
 only, the index opened read-only, no memory file read, never a traceback on stdout. Any
@@ -112,7 +113,8 @@ def on_prompt(data: dict) -> str:
     from .paths import display_prefix
 
     prefix = display_prefix(root)
-    options = {"turns": turns, "session": session, "dense": dense if dense is not _ABSENT else None, "shown_prefix": prefix}
+    options = {"turns": turns, "session": session, "dense": dense if dense is not _ABSENT else None, "shown_prefix": prefix,
+               "session_id": data.get("session_id")}
     from . import index
     from .lean import sqlite3
 
@@ -276,10 +278,31 @@ def _session_start_block(root, data: dict) -> str:
     return memory_context(hits, display_prefix(root))
 
 
+def capture_session(root, data: dict) -> None:
+    """Session capture (memindex.capture): the session's summary is rewritten by a
+    detached job; this only asks for it (coalesced per session, returns at once)."""
+    from .capture.schedule import request_capture
+    from .config import load_config
+
+    try:
+        request_capture(root, data, bool(load_config(root)["capture.enabled"]))
+    except (OSError, UnsafeFile) as exc:
+        note(f"no session capture: {exc}")
+
+
 def on_stop(data: dict) -> str:
-    """Stop: at most one save prompt for what the latest turn decided, fixed, found,
-    deferred or was asked to remember (the only output; the stop goes on without it)."""
+    """Stop (after every turn): the session's summary is brought up to date in the
+    background (a session killed before its end still has one); then at most one save
+    prompt for what the latest turn decided, fixed, found, deferred or was asked to
+    remember (the only output; the stop goes on without it)."""
+    capture_session(_root_for(data.get("cwd")), data)
     return save_prompt(data)
+
+
+def on_session_end(data: dict) -> str:
+    """SessionEnd: the final capture (coalesced with the last Stop's)."""
+    capture_session(_root_for(data.get("cwd")), data)
+    return ""
 
 
 def save_prompt(data: dict) -> str:
@@ -302,7 +325,7 @@ def save_prompt(data: dict) -> str:
 
 HANDLERS = {
     "prompt": on_prompt, "pre-tool-use": on_pre_tool_use, "post-tool-use": on_post_tool_use,
-    "session-start": on_session_start, "stop": on_stop,
+    "session-start": on_session_start, "stop": on_stop, "session-end": on_session_end,
 }
 
 

@@ -39,12 +39,16 @@ rule has a reason and none is an absolute BM25 threshold:
    injected if they hold at least half `min_coverage` of the user's latest prompt (rule
    4's bar: the file is the evidence, the prompt says the memory is still about the task)
    and this session was not shown them yet (rule 5).
+
+Captured session summaries (tag `captured-session`, memindex.capture) take part in rule 3
+only: they restate the user's own earlier prompts, so a question asked again matches them
+best while the memory that answers it ranks below (seen with the real CLI, tests/e2e).
 """
 
 from __future__ import annotations
 
 from .config import Config
-from .defaults import CATEGORY_PRIORITY, FILE_ANCHOR_MAX, NEAREST_CANDIDATES, STANDOUT_PEERS
+from .defaults import CAPTURE_TAG, CATEGORY_PRIORITY, FILE_ANCHOR_MAX, NEAREST_CANDIDATES, STANDOUT_PEERS
 from .dense import Dense
 from .hits import Hit
 from .index import reads
@@ -125,14 +129,17 @@ def select_for_injection(
 
 
 def _resume(
-    conn: sqlite3.Connection, prompt: str, turns: Sequence[str], cfg: Config, params: Params, now: datetime | None
+    conn: sqlite3.Connection, prompt: str, turns: Sequence[str], cfg: Config, params: Params, now: datetime | None,
+    own: str | None = None,
 ) -> list[Hit]:
     """Rule 3: the latest session summary on the prompt's topic (one of the closest word
-    matches that covers the topic as a pick must), else the latest one."""
+    matches that covers the topic as a pick must), else the latest one; never the summary
+    capture keeps of this very session (`own`, its id)."""
     text = enrich(without_intent(prompt, "resume"), turns, cfg)
     plan = plan_query(conn, text, params)
     filters = Filters.from_config(cfg, categories=("session_summary",))
-    on_topic = search(conn, text, limit=cfg["retrieval.max_inject"], params=params, filters=filters, now=now, plan=plan)
+    on_topic = search(conn, text, limit=cfg["retrieval.max_inject"] + 1, params=params, filters=filters, now=now, plan=plan)
+    on_topic = [h for h in on_topic if h.id != own][: cfg["retrieval.max_inject"]]
     if on_topic:
         cutoff = cfg["retrieval.relative_cutoff"] * on_topic[0].score
         on_topic = [h for h in on_topic if h.score >= cutoff]
@@ -140,7 +147,7 @@ def _resume(
         covering = [h for h in on_topic if (h.coverage or 0.0) >= cfg["retrieval.min_coverage"]]
         if covering:
             return [max(covering, key=lambda h: h.updated_at)]
-    return latest(conn, "session_summary", 1)
+    return [h for h in latest(conn, "session_summary", 2) if h.id != own][:1]
 
 
 def _spelling(path: str) -> str:
@@ -204,7 +211,8 @@ def candidate_pool(
     asked = category_asked(names)
     intent = asked or ("general" if "general" in names else None)
     topic = without_intent(prompt, intent) if intent else prompt
-    filters = Filters.from_config(cfg, categories=(asked,) if asked else ())
+    # captured session summaries repeat the user's own prompts: found by resume, not words
+    filters = Filters.from_config(cfg, categories=(asked,) if asked else (), without_tag=CAPTURE_TAG)
     text = enrich(topic, turns, cfg)
     plan = plan_query(conn, text, params)
     hits = search(conn, text, limit=max(10, cfg["retrieval.max_inject"]), params=params, filters=filters, now=now, plan=plan)
@@ -234,10 +242,12 @@ def decide(
     now: datetime | None = None,
     params: Params | None = None,
     dense: Dense | Callable[[list[int]], Dense | None] | None = None,
+    session_id: object = None,
 ) -> Outcome:
     """The whole policy, with the reason for each memory considered. `dense` is the
     semantic worker's view, or a callable that asks for it given the lexical candidates'
-    rowids; with it, rule 6 (`by_meaning`) checks the word matches' meaning."""
+    rowids; with it, rule 6 (`by_meaning`) checks the word matches' meaning.
+    `session_id`: this session's, whose own captured summary rule 3 never offers."""
     outcome = Outcome()
     if not wants_injection(prompt, cfg):
         return outcome
@@ -253,7 +263,9 @@ def decide(
     names = intents_of(prompt) if cfg["retrieval.intents"] else []
     if "resume" in names:
         outcome.intent = "resume"
-        picks = _resume(conn, prompt, turns, cfg, params, now)
+        from .capture.ids import summary_id
+
+        picks = _resume(conn, prompt, turns, cfg, params, now, summary_id(session_id))
         outcome.dense = _dense(conn, dense, picks)
         for h in picks:
             outcome.note(h, True, "the prompt asks to resume earlier work: the session summary")
@@ -367,7 +379,7 @@ def on_file(
     anchored = anchored_by(conn, [file])
     if not anchored:
         return outcome
-    hits = _active(conn, list(anchored), Filters.from_config(cfg), now)
+    hits = _active(conn, list(anchored), Filters.from_config(cfg, without_tag=CAPTURE_TAG), now)
     plan = plan_query(conn, enrich(prompt, turns, cfg), params or Params.from_config(cfg))
     coverage(conn, plan, hits)
     floor = cfg["retrieval.min_coverage"] / 2

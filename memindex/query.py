@@ -186,7 +186,7 @@ def _count(conn: sqlite3.Connection, expression: str, cap: int, top_rowid: int, 
 class Filters:
     """Which memories a search may return."""
 
-    __slots__ = ("categories", "tag", "include_inactive", "retention_days")
+    __slots__ = ("categories", "tag", "include_inactive", "retention_days", "without_tag")
 
     def __init__(
         self,
@@ -194,8 +194,9 @@ class Filters:
         tag: str | None = None,
         include_inactive: bool = False,
         retention_days: tuple[tuple[str, int], ...] = (),  # (category, days) with days > 0
+        without_tag: str | None = None,  # memories with this tag are left out
     ) -> None:
-        self.categories, self.tag = categories, tag
+        self.categories, self.tag, self.without_tag = categories, tag, without_tag
         self.include_inactive, self.retention_days = include_inactive, retention_days
 
     @classmethod
@@ -223,7 +224,8 @@ def where_clause(filters: Filters, now: datetime | None) -> tuple[str, list[obje
             (category, (now - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S"))
             for category, days in filters.retention_days
         ]
-    return reads.filter_sql(filters.categories, tag_key, cutoffs)
+    without = "," + filters.without_tag + "," if filters.without_tag else None
+    return reads.filter_sql(filters.categories, tag_key, cutoffs, without)
 
 
 def replace_inactive(conn: sqlite3.Connection, hits: list[Hit], where: str, args: list[object]) -> list[Hit]:

@@ -2,15 +2,45 @@
 
 from __future__ import annotations
 
+import os
+
 from .defaults import TAGS_MAX
 from .paths import safe_relpath
 from .text import sanitize_tag, sanitize_title
 
 
+_UNSAFE: dict[int, str] | None = None  # code point -> its character reference
+
+
+def _unsafe_table() -> dict[int, str]:
+    """Look-alikes of `<`, `>`, `&` and invisible or line-breaking characters, from
+    data/unsafe_chars.json (derived with unicodedata by scripts/gen_unsafe_chars.py, so the
+    hook does not load unicodedata): each becomes a numeric character reference."""
+    global _UNSAFE
+    if _UNSAFE is None:
+        from .lean import loads
+
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "unsafe_chars.json"), "rb") as fh:
+            data = loads(fh.read())
+        points = [cp for cp, _ in data["lookalikes"]]
+        for lo, hi in data["invisible_ranges"]:
+            points.extend(range(lo, hi + 1))
+        points.extend((0x09, 0x0A))  # tab and newline: never inside one field of a line
+        _UNSAFE = {cp: f"&#x{cp:X};" for cp in points}
+    return _UNSAFE
+
+
 def escape(text: str, quote: bool = True) -> str:
-    """XML escaping (what html.escape does, without importing html.entities)."""
+    """XML escaping (what html.escape does, without importing html.entities), and
+    Unicode-aware: look-alikes of the markup characters (U+FF1C, U+3008, ...), line and
+    paragraph separators, bidi and zero-width controls become character references, so
+    nothing in a field can look like, or hide, the block's own tags."""
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace('"', "&quot;").replace("'", "&#x27;") if quote else text
+    if quote:
+        text = text.replace('"', "&quot;").replace("'", "&#x27;")
+    if not (text.isascii() and text.isprintable()):
+        text = text.translate(_unsafe_table())
+    return text
 
 
 def memory_line(category: str, title: str, path: str, tags: list[str], xml: bool = False) -> str:

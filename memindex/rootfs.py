@@ -118,6 +118,47 @@ def write(path: str, data: bytes, append: bool = False) -> None:
         fh.write(data)
 
 
+def derived_mode(root: str, files_mode: int) -> int:
+    """The mode of memindex's derived files (index, its WAL and SHM, index.md, the log):
+    no more readable than what they are derived from. Owner read-write, plus group and
+    other read only where the root folder and every category folder and memory file
+    (`files_mode`: their modes AND-ed) all allow it. One file at 0600 makes them all 0600."""
+    try:
+        root_mode = os.stat(root).st_mode
+    except OSError:
+        root_mode = 0
+    return 0o600 | (0o044 & root_mode & files_mode)
+
+
+def create_private(path: str) -> None:
+    """Create an empty file at 0600 unless something is there (SQLite then keeps the
+    mode, and gives its WAL and SHM files the same)."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BASE, 0o600))
+    except FileExistsError:
+        pass
+
+
+def protect(paths: list[str], mode: int, exact: bool) -> None:
+    """Give each existing derived file `mode` (`exact`), or take away the group and other
+    bits that `mode` lacks (a partial view of the memory files may only tighten). Links,
+    FIFOs and other users' files are left alone (they are reported where they are used)."""
+    for path in paths:
+        try:
+            fd = open_fd(path)
+        except (OSError, UnsafeFile):
+            continue
+        try:
+            now = stat_mod.S_IMODE(os.fstat(fd).st_mode)
+            want = mode if exact else now & ~(0o077 & ~mode)
+            if want != now:
+                os.fchmod(fd, want)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+
 def check(path: str) -> None:
     """For files another library opens by name (SQLite's index, its -wal/-shm/-journal):
     raise UnsafeFile unless the path is absent or a regular file of this user."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .defaults import CONFIG_FILE, DERIVED_FILES, FOLDERS, GITIGNORE, MEMORY_DIR
+from .defaults import CAPTURE_FOLDER, CONFIG_FILE, DERIVED_FILES, FOLDERS, GITIGNORE, MEMORY_DIR
 from .errors import MemindexError
 from .files import create_exclusive, replace_atomic
 
@@ -39,7 +39,9 @@ def init_project(project: Path) -> InitResult:
         raise MemindexError(f"{project} is not a folder")
     root = project.joinpath(*MEMORY_DIR)
     result = InitResult(root=root)
-    for rel in [Path(MEMORY_DIR[0]), Path(*MEMORY_DIR), *(Path(*MEMORY_DIR, f) for f in FOLDERS)]:
+    # sessions-local/ is made by the first capture, with the .gitignore that keeps it local
+    folders = [f for f in FOLDERS if f != CAPTURE_FOLDER]
+    for rel in [Path(MEMORY_DIR[0]), Path(*MEMORY_DIR), *(Path(*MEMORY_DIR, f) for f in folders)]:
         path = project / rel
         if path.is_symlink() or (path.exists() and not path.is_dir()):
             raise MemindexError(f"{path} exists and is not a folder: move it away first")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .defaults import CATEGORIES, CATEGORY_FOLDER, RECORD_STATUSES, SCHEMA_VERSION, SOURCE_KINDS, TAGS_MAX, TITLE_MAX
+from .defaults import CATEGORIES, CATEGORY_FOLDER, FOLDERS, RECORD_STATUSES, SCHEMA_VERSION, SOURCE_KINDS, TAGS_MAX, TITLE_MAX
 from .errors import short
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
@@ -221,7 +221,7 @@ def validate_memory(data: Any, rel: str) -> list[str]:
         shown = short(category)
         return [f"bad value for 'category': {shown} (expected one of {', '.join(CATEGORIES)})"]
     problems = [_message(e) for e in sorted(_validator(category).iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))]
-    if CATEGORY_FOLDER[category] != folder:
+    if FOLDERS.get(folder) != category:
         problems.append(f"file is outside its category folder: {category} belongs in {CATEGORY_FOLDER[category]}/, not {folder}/")
     stem = name[: -len(".json")] if name.endswith(".json") else name
     if isinstance(data.get("id"), str) and data["id"] != stem:

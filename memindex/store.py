@@ -52,13 +52,15 @@ def refusals(root: str | os.PathLike[str], invalid: dict[str, str]) -> dict[str,
 
 
 def walk(
-    root: str | os.PathLike[str], problems: dict[str, str] | None = None, ignored: list[str] | None = None
+    root: str | os.PathLike[str], problems: dict[str, str] | None = None, modes: list[int] | None = None,
+    ignored: list[str] | None = None,
 ) -> dict[str, FileStat]:
     """Every `<folder>/<name>.json` under the category folders, keyed by relative path.
 
     Symlinks are followed only when they stay inside the root; hidden files, temp files
     and anything else are skipped (what a user may have meant as a memory, a `.md` or a
     folder, is added to `ignored`). Files that vanish during the walk are simply absent.
+    `modes`: a one-item list, AND-ed with each folder's and file's mode (rootfs.derived_mode).
     """
     root_real = os.path.realpath(root)
     found: dict[str, FileStat] = {}
@@ -75,6 +77,8 @@ def walk(
                     problems[folder + "/"] = refused
                 continue
             entries = list(os.scandir(dir_path))
+            if modes is not None:  # a folder others cannot read keeps its files' secrets too
+                modes[0] &= os.stat(dir_path).st_mode
         except FileNotFoundError:
             continue
         except OSError as exc:
@@ -90,14 +94,15 @@ def walk(
                 is_link = entry.is_symlink()
             except OSError:
                 continue
-            st = stat_file(root_real, rel, entry.path, problems, is_link)
+            st = stat_file(root_real, rel, entry.path, problems, is_link, modes)
             if st is not None:
                 found[rel] = st
     return found
 
 
 def stat_file(
-    root_real: str, rel: str, path: str, problems: dict[str, str] | None = None, is_link: bool | None = None
+    root_real: str, rel: str, path: str, problems: dict[str, str] | None = None, is_link: bool | None = None,
+    modes: list[int] | None = None,
 ) -> FileStat | None:
     """The stat of one candidate memory file, or None if it is not one (hidden, temp,
     not .json, not a regular file, vanished) or is a link leaving the root."""
@@ -119,7 +124,11 @@ def stat_file(
         st = os.stat(path, follow_symlinks=False)
     except OSError:
         return None  # vanished, dangling, or a loop
-    return FileStat.of(st) if stat_mod.S_ISREG(st.st_mode) else None
+    if not stat_mod.S_ISREG(st.st_mode):
+        return None
+    if modes is not None:
+        modes[0] &= st.st_mode
+    return FileStat.of(st)
 
 
 @dataclass
@@ -350,13 +359,15 @@ def to_memory(rel: str, data: Any) -> Memory:
     confidence = data.get("confidence")
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
         confidence = None
+    title, tags, body = _without_secrets(title.strip(), _tags(data.get("tags"), problems),
+                                         extract_body(category, data.get("content")), problems)
     mem = Memory(
         path=rel,
         id=mem_id,
         category=category,
-        title=title.strip(),
-        tags=_tags(data.get("tags"), problems),
-        body=extract_body(category, data.get("content")),
+        title=title,
+        tags=tags,
+        body=body,
         record_status=status,
         created_at=data.get("created_at") if isinstance(data.get("created_at"), str) else "",
         updated_at=data.get("updated_at") if isinstance(data.get("updated_at"), str) else "",
@@ -366,6 +377,30 @@ def to_memory(rel: str, data: Any) -> Memory:
         successors=successor_refs(data) if status != "active" else [],
     )
     return mem
+
+
+def _without_secrets(title: str, tags: list[str], body: str, problems: list[str]) -> tuple[str, list[str], str]:
+    """A hand-written file may hold what `memindex save` refuses: the index, index.md and
+    the hook's line get `[REDACTED:kind]` (and no `<private>` span), the row a problem."""
+    from .write.secrets import redact_text
+
+    kinds: dict[str, list[str]] = {}
+    title, found = redact_text(title)
+    for kind in found:
+        kinds.setdefault(kind, []).append("title")
+    clean_tags = []
+    for tag in tags:
+        tag, found = redact_text(tag)
+        clean_tags.append(tag)
+        for kind in found:
+            kinds.setdefault(kind, []).append("tags")
+    body, found = redact_text(body)
+    for kind in found:
+        kinds.setdefault(kind, []).append("content")
+    if kinds:
+        where = "; ".join(f"{kind} in {', '.join(sorted(set(fields)))}" for kind, fields in kinds.items())
+        problems.append(f"holds what looks like a secret ({where}): redacted in the index; remove it from the file")
+    return title, clean_tags, body
 
 
 def load_memory(root: str | os.PathLike[str], rel: str, max_bytes: int) -> tuple[Memory, FileStat]:

@@ -15,7 +15,9 @@ from .lean import loads
 _MAX_WINDOW = 4 * 1024 * 1024
 
 
-def _user_text(entry: object) -> str | None:
+def user_text(entry: object) -> str | None:
+    """The user's own words in a transcript entry, or None (not a prompt: tool results,
+    meta and sidechain entries, command wrappers, system reminders)."""
     if not isinstance(entry, dict) or entry.get("type") != "user":
         return None
     if entry.get("isMeta") or entry.get("isSidechain") or entry.get("isCompactSummary"):
@@ -116,7 +118,7 @@ def _parse_tail(chunk: bytes, partial_first: bool, skip: str | None) -> list[str
             entry = loads(line)
         except (ValueError, RecursionError):
             continue
-        text = _user_text(entry)
+        text = user_text(entry)
         if text is not None:
             turns.append(text)
     if skip is not None and turns and turns[-1] == skip.strip():

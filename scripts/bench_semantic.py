@@ -50,8 +50,11 @@ ENV = dict(os.environ, PYTHONPATH=str(REPO))
 
 
 def configure(project: Path, enabled: bool, model: str) -> Path:
+    """The semantic settings, as the user's own (MEMINDEX_CONFIG_JSON, for this process and
+    every one it starts): a project's memory-config.json cannot turn a model on."""
     mem = project / ".claude" / "memory"
-    (mem / "memory-config.json").write_text(json.dumps({"semantic": {"enabled": enabled, "model": model, "idle_exit_s": 7200}}))
+    setting = json.dumps({"semantic": {"enabled": enabled, "model": model, "idle_exit_s": 7200}})
+    os.environ["MEMINDEX_CONFIG_JSON"] = ENV["MEMINDEX_CONFIG_JSON"] = setting
     return mem
 
 

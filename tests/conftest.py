@@ -63,6 +63,10 @@ def private_runtime(monkeypatch: pytest.MonkeyPatch):
     base = tempfile.mkdtemp(prefix="mi", dir="/tmp")
     os.chmod(base, 0o700)
     monkeypatch.setenv("XDG_RUNTIME_DIR", base)
+    # ... and no user config but its own (config layers); trust records go to the run's
+    # XDG_STATE_HOME above, keyed by each test's own paths
+    monkeypatch.setenv("XDG_CONFIG_HOME", os.path.join(base, "config"))
+    monkeypatch.delenv("MEMINDEX_CONFIG_JSON", raising=False)
     yield Path(base)
     shutil.rmtree(base, ignore_errors=True)
 
@@ -258,6 +262,17 @@ def bump_clock() -> None:
 
 
 # --- the CLI as a process ----------------------------------------------------------------
+
+
+def trust_config(root: str | os.PathLike[str]) -> None:
+    """`memindex trust` for the root's memory-config.json as it is now: a project's config
+    may make memindex do more (a model, a worker, looser injection) only once trusted."""
+    from memindex import trust
+    from memindex.defaults import CONFIG_FILE
+
+    path = os.path.join(root, CONFIG_FILE)
+    with open(path, "rb") as fh:
+        trust.allow(root, fh.read(), path)
 
 
 def cli_env() -> dict[str, str]:

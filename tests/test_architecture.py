@@ -25,12 +25,18 @@ HOOK_ALLOWED = {
     "memindex.watch", "memindex.watch.marker", "memindex.lazy", "memindex.rootfs", "memindex.background", "memindex.lean",
     "memindex.runtime", "memindex.memo", "memindex.filehook", "memindex.clients", "memindex.provenance",
     "memindex.capture", "memindex.capture.triage", "memindex.capture.turn", "memindex.capture.asked",
-    "memindex.health", "memindex.freshen", "memindex.index.fresh", "memindex.relevance",
-    "memindex.dense",
+    "memindex.trust",
+    "memindex.relevance",
+    "memindex.capture.schedule", "memindex.capture.ids",
+    "memindex.health", "memindex.freshen", "memindex.index.fresh", "memindex.dense",
 }
 MAX_LINES = 450
 # Modules allowed past MAX_LINES, each with the reason it must stay one piece.
-LONG_MODULES: dict[str, str] = {}
+LONG_MODULES: dict[str, str] = {
+    "memindex.hook": "the one entry point of every Claude Code hook event (the prompt path, the file hooks, SessionStart, "
+    "Stop with capture and save prompts, SessionEnd): each handler a few lines over its engine; split, the prompt "
+    "hook would load a second module on every prompt",
+}
 
 
 def _modules() -> dict[str, Path]:
@@ -197,10 +203,15 @@ OPEN_ALLOWED: dict[str, str] = {
     "memindex.files.write_temp": "new temp files: O_CREAT|O_EXCL|O_NOFOLLOW under a random name, never an existing file",
     "memindex.files.fsync_dir": "a folder opened with O_DIRECTORY to fsync it; no file's contents",
     "memindex.transcript": "Claude Code's transcript, outside the root (non-blocking, regular files only, bounded tail)",
+    "memindex.capture.parse": "Claude Code's transcript, outside the root (non-blocking, regular files only, bounded)",
     "memindex.cli.write": "the user's own --file input",
     "memindex.cli.candidate": "the user's own --new-info-file input",
     "memindex.scaffold": "package data, and .claude/settings.json outside the memory root that `init` edits",
     "memindex.intent": "package data (data/intents.json)",
+    "memindex.render._unsafe_table": "package data (data/unsafe_chars.json)",
+    "memindex.write.secrets": "package data (data/secret_patterns.json)",
+    "memindex.config._read_user": "the user's own config (~/.config/memindex), outside every root; a dotfiles link is fine",
+    "memindex.trust": "the user's trust record (~/.local/state/memindex), outside every root",
     "memindex.capture.triage.data": "package data (data/triage.json)",
     "memindex.relevance": "package data (data/relevance.json, the relevance model's weights)",
     "memindex.hook._settle_streams": "os.devnull in place of a standard stream that cannot be flushed",

@@ -22,6 +22,7 @@ import jsonschema
 import pytest
 
 from memindex import index
+from conftest import trust_config
 from test_hook import HOOK, project  # noqa: F401  (the fixture: a small synced store)
 
 PROMPT = "why does the stripe webhook return 400 in staging?"
@@ -99,6 +100,7 @@ def test_gemini_gets_json_only_whatever_happens(project: Path) -> None:  # noqa:
 def test_gemini_session_start_names_recent_sessions_when_configured(project: Path) -> None:  # noqa: F811
     root = project / ".claude" / "memory"
     (root / "memory-config.json").write_text(json.dumps({"retrieval": {"session_start": {"inject_recent": 2}}}))
+    trust_config(root)
     payload = {**gemini_payload(project, ""), "hook_event_name": "SessionStart", "source": "startup"}
     payload.pop("prompt")
     answer = json.loads(run("gemini", payload, "session-start").stdout)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli_cmd, cli_env, write_mem
+from conftest import cli_cmd, cli_env, trust_config, write_mem
 from memindex import index
 from memindex.defaults import INDEX_FILE, MEMORY_DIR
 
@@ -405,6 +405,7 @@ def test_a_squatted_runtime_folder_does_not_disable_the_worker(tmp_path: Path, m
     write_mem(root, "runbook", "plain-runbook", "Plain runbook for backups", ["backups"])
     (root / "memory-config.json").write_text(json.dumps(
         {"semantic": {"enabled": True, "model": "builtin:hashing", "idle_exit_s": 30}}))
+    trust_config(root)  # a project's config turns the worker on only once trusted
     sync(root)
     try:
         assert client.runtime_dir() == str(cache / "memindex" / "run")

@@ -207,14 +207,14 @@ class TestBrokenFiles:
         assert cfg.values == DEFAULTS
 
     def test_utf8_bom_is_accepted(self, memory_root):
-        write_config(memory_root, b'\xef\xbb\xbf{"retrieval": {"max_inject": 4}}')
+        write_config(memory_root, b'\xef\xbb\xbf{"retrieval": {"max_inject": 2}}')
         cfg = load_config(memory_root)
-        assert cfg.warnings == [] and cfg["retrieval.max_inject"] == 4
+        assert cfg.warnings == [] and cfg["retrieval.max_inject"] == 2
 
     def test_valid_keys_survive_next_to_bad_ones(self, memory_root):
-        write_config(memory_root, {"retrieval": {"max_inject": 99, "search_limit": "many", "enabled": False}})
+        write_config(memory_root, {"retrieval": {"max_inject": -5, "search_limit": "many", "enabled": False}})
         cfg = load_config(memory_root)
-        assert cfg["retrieval.max_inject"] == 20
+        assert cfg["retrieval.max_inject"] == 0  # clamped
         assert cfg["retrieval.enabled"] is False
         assert cfg["retrieval.search_limit"] == DEFAULTS["retrieval.search_limit"]
         assert [w.split(":")[0] for w in cfg.warnings] == ["retrieval.search_limit"]

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import cli_env, write_json, write_mem
+from conftest import cli_env, trust_config, write_json, write_mem
 from hubfake import FakeHub
 
 pytest.importorskip("huggingface_hub")
@@ -98,6 +98,7 @@ def test_sync_downloads_the_configured_model_with_progress(hub: FakeHub, memory_
     the model (the tiny one cannot run: the sync says so and indexes the text anyway)."""
     write_mem(memory_root, "decision", "d1", "Use Postgres for the ledger", ["db"], {"decision": "postgres"})
     write_json(memory_root, "memory-config.json", {"semantic": {"enabled": True, "model": "test-org/tiny"}})
+    trust_config(memory_root)
     env = dict(cli_env(), HF_ENDPOINT=hub.url)
     for key in ("HF_HUB_CACHE", "MEMINDEX_CACHE_DIR"):
         env[key] = __import__("os").environ[key]

@@ -523,7 +523,7 @@ def test_doctor_passes_on_a_healthy_project(project: Path, tmp_path: Path) -> No
     assert out.returncode == 0, out.stdout
     checks = {c["name"]: c for c in json.loads(out.stdout)["checks"]}
     assert all(c["ok"] is not False for c in checks.values())
-    assert checks["trust"]["ok"] is None  # the place `memindex trust` plugs into
+    assert checks["trust"]["ok"] is True and "no trust needed" in checks["trust"]["detail"]
 
 
 def test_periodic_check_is_cheap_when_nothing_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import trust_config
+
 from memindex import hook, index
 from memindex.config import Config
 from memindex.sync import sync
@@ -350,6 +352,7 @@ def test_session_start_injects_latest_sessions_only_when_configured(project: Pat
     payload = json.dumps({"cwd": str(project), "hook_event_name": "SessionStart", "source": "startup"})
     assert run_hook(payload, event="session-start").stdout == b""
     (root / "memory-config.json").write_text(json.dumps({"retrieval": {"session_start": {"inject_recent": 2}}}))
+    trust_config(root)
     out = run_hook(payload, event="session-start").stdout.decode().splitlines()
     assert out[0].startswith("<memory-context") and len(out) == 4
     assert all("[SESSION_SUMMARY]" in line for line in out[1:3])
@@ -385,7 +388,7 @@ def test_plugin_files_parse_and_point_at_existing_files() -> None:
     plugin = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
     assert plugin["name"] == "memindex"
     hooks = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]
-    assert set(hooks) == {"UserPromptSubmit", "PreToolUse", "PostToolUse", "SessionStart", "Stop"}
+    assert set(hooks) == {"UserPromptSubmit", "PreToolUse", "PostToolUse", "SessionStart", "Stop", "SessionEnd"}
     assert hooks["PreToolUse"][0]["matcher"] == "Read|Edit|MultiEdit|Write"
     assert hooks["PostToolUse"][0]["matcher"] == "Write|Edit|MultiEdit"
     for groups in hooks.values():
@@ -439,6 +442,7 @@ def _anchor(project: Path, rel: str, *files: str) -> None:
     """Give a memory related_files and sync it; turn the PreToolUse hook on (off by default)."""
     root = project / ".claude" / "memory"
     (root / "memory-config.json").write_text(json.dumps({"retrieval": {"tool_anchors": True}}))
+    trust_config(root)
     path = root / rel
     data = json.loads(path.read_text())
     data["related_files"] = list(files)

@@ -35,7 +35,8 @@ def env_for(home: Path) -> dict[str, str]:
     """A clean environment: the Python running the tests first on PATH (its `memindex`,
     its `python3`), a throwaway HOME, nothing else inherited."""
     return {"PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
-            "HOME": str(home), "LANG": "C.UTF-8"}
+            "HOME": str(home), "LANG": "C.UTF-8",
+            "PYTHONPATH": str(REPO)}  # this tree, even where the editable install points to another checkout
 
 
 def sh(script: str, cwd: Path, home: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -172,3 +173,7 @@ def test_settings_example_hooks_run_and_print_the_block_the_readme_shows(place):
     edit = {"hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": str(demo / RUNBOOK)}}
     post = sh(command["PostToolUse"], demo, place["home"], json.dumps(base | edit))
     assert post.returncode == 0 and post.stdout == "", post
+
+    for event in ("Stop", "SessionEnd"):  # session capture: a background job, nothing printed
+        done = sh(command[event], demo, place["home"], json.dumps(base | {"hook_event_name": event}))
+        assert done.returncode == 0 and done.stdout == "" and done.stderr == "", done

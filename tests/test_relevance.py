@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import trust_config
+
 from memindex import index, relevance
 from memindex.config import Config, parse_config
 from memindex.inject import candidate_pool, decide
@@ -82,6 +84,7 @@ def test_old_threshold_keys_with_the_calibrated_policy_get_a_clear_warning() -> 
 
 def test_explain_shows_each_candidate_s_probability_and_what_moved_it(root: Path) -> None:
     (root / "memory-config.json").write_text(json.dumps(CALIBRATED))
+    trust_config(root)  # another policy than the user's: a project's config needs trust for it
     out = subprocess.run([sys.executable, "-m", "memindex", "--root", str(root), "explain",
                           "stripe webhooks keep failing with a 400 signature error in staging"],
                          capture_output=True, text=True, cwd=REPO, timeout=60)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import bump_clock, run_cli, write_json, write_mem
+from conftest import bump_clock, run_cli, trust_config, write_json, write_mem
 
 from memindex import index
 from memindex.config import parse_config
@@ -315,6 +315,7 @@ def test_sync_succeeds_without_numpy(memory_root: Path, monkeypatch: pytest.Monk
 def test_the_cli_sync_reports_the_reason_and_exits_0(memory_root: Path) -> None:
     store(memory_root)
     write_json(memory_root, "memory-config.json", {"semantic": {"enabled": True, "model": "/nonexistent/model"}})
+    trust_config(memory_root)
     done = run_cli("--root", str(memory_root), "sync")
     assert done.returncode == 0, done.stderr
     assert "5 added" in done.stdout and "; semantic: not embedded: embedding model '/nonexistent/model' not found" in done.stdout
@@ -464,6 +465,7 @@ def test_search_lexical_is_the_output_of_semantic_off(memory_root: Path) -> None
     off = {q: run_cli("--root", str(memory_root), "search", q) for q in queries}
     off_json = {q: run_cli("--root", str(memory_root), "search", "--json", q) for q in queries}
     write_json(memory_root, "memory-config.json", HASHING)
+    trust_config(memory_root)
     for q in queries:
         lexical = run_cli("--root", str(memory_root), "search", "--lexical", q)
         assert (lexical.returncode, lexical.stdout, lexical.stderr) == (0, off[q].stdout, off[q].stderr)
@@ -481,6 +483,7 @@ def test_search_without_the_model_answers_lexically_with_one_line(memory_root: P
     store(memory_root)
     off = run_cli("--root", str(memory_root), "search", "billing ledger")
     write_json(memory_root, "memory-config.json", {"semantic": {"enabled": True, "model": "/nonexistent/model"}})
+    trust_config(memory_root)
     done = run_cli("--root", str(memory_root), "search", "billing ledger")
     assert done.returncode == 0 and done.stdout == off.stdout
     lines = done.stderr.strip().splitlines()

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import trust_config
+
 from memindex import index
 from memindex.config import load_config
 from memindex.inject import Dense, decide
@@ -61,6 +63,7 @@ def put(root: Path, folder: str, mem_id: str, title: str, tags: list[str], text:
 def configure(root: Path, **semantic: object) -> None:
     settings = {"enabled": True, "model": "builtin:hashing", "idle_exit_s": 60, "hook_budget_ms": 1000, **semantic}
     (root / "memory-config.json").write_text(json.dumps({"semantic": settings}))
+    trust_config(root)
 
 
 @pytest.fixture()

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import trust_config
+
 from memindex import cli, index
 from memindex.cli.main import EXIT_CODES, EXIT_CONFLICT
 from memindex.config import Config, load_config, parse_config
@@ -754,6 +756,7 @@ def test_gc_config_honoured_and_dry_run(root: Path, cfg: Config, monkeypatch, ca
     old = _retired(root, cfg, "old-one", 40)
     young = _retired(root, cfg, "young-one", 20)
     (root / "memory-config.json").write_text(json.dumps({"delete": {"grace_period_days": 10}}))
+    trust_config(root)  # deleting sooner is doing more
     rc, out, err = run(monkeypatch, capsys, root, "gc", "--dry-run", "--json")
     assert rc == 0 and err == ""
     result = json.loads(out)

@@ -172,7 +172,16 @@ def cmd_markdown(args: argparse.Namespace, root: str, cfg: Config) -> int:
     return _run(args, root, cfg, loose.KIND, lambda report: loose.plan(project, files, args.category, report))
 
 
-# name -> (help line, example, options); `import transcripts` (memindex.capture) joins here.
+# --- transcripts (memindex.capture) -------------------------------------------------------
+
+
+def transcripts_options(p: argparse.ArgumentParser) -> None:
+    from .import_transcripts import register
+
+    register(p)
+
+
+# name -> (help line, example, options)
 SUBCOMMANDS = {
     "adr": ("Markdown ADRs as decision memories (superseded ones retired, linked to their replacement)",
             "memindex import adr docs/adr --dry-run", adr_options),
@@ -182,4 +191,6 @@ SUBCOMMANDS = {
                   "memindex import claude-md CLAUDE.md AGENTS.md", claude_md_options),
     "markdown": ("Markdown notes (e.g. a .md dropped into decisions/) as memories of their folder's category",
                  "memindex import markdown .claude/memory/decisions/queue-choice.md", markdown_options),
+    "transcripts": ("Claude Code session transcripts as session summaries (the capture summariser)",
+                    "memindex import transcripts --dry-run", transcripts_options),
 }

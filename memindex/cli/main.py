@@ -66,7 +66,9 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "restore": ("write", "make a retired memory active again", True),
     "gc": ("write", "delete retired memories older than delete.grace_period_days (default 30)", True),
     "mcp": ("mcp", "serve this project's memories to an MCP client over stdio (needs the mcp extra)", False),
-    "import": ("imports", "turn what the project already knows into memories: ADRs, Claude Code's auto memory, CLAUDE.md, Markdown notes", True),
+    "import": ("imports", "turn what the project already knows into memories: ADRs, Claude Code's auto memory and transcripts, CLAUDE.md, Markdown notes", True),
+    "capture": ("capture", "summarise a Claude Code session transcript into its session summary (what the Stop hook runs)", True),
+    "trust": ("trust", "let this project's memory-config.json make memindex do more (load a model, inject more); --revoke, --status, --list", False),
     "candidate": ("candidate", "the existing memory new information should update, and CREATE/UPDATE/UPDATE_OR_DELETE/NOOP (JSON)", True),
 }
 

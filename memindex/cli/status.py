@@ -63,6 +63,7 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
         pending={"changed_or_new": changed, "removed": gone},
         watcher_pid=watcher_pid(root),
         worker=_worker(root),
+        config={"source": cfg.source, "trust": cfg.trust, "asks_for_more": cfg.more, "ignored": cfg.ignored},
     )
     if args.json:
         emit_json(info)
@@ -76,6 +77,9 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
     print(f"worker:   {_worker_line(info['worker'])}")
     if info["worker"].get("runtime_note"):
         print(f"          {info['worker']['runtime_note']}")
+    from .trust import status_line
+
+    print(f"config:   {status_line(cfg, cfg.source is not None, cfg.trust)}")
     print(f"memories: {info['memories']}  ({len(invalid)} invalid files)")
     wrong = {k: n for k, n in info["attention"].items() if n and k != "invalid"}
     if wrong:

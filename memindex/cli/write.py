@@ -86,6 +86,8 @@ def _read_input(args: argparse.Namespace, cfg: Config, what: str = "the memory")
 def _warn(result: dict[str, Any]) -> None:
     if result.get("warning"):
         err(result["warning"])
+    for item in result.get("redacted", ()):
+        err(f"redacted {item['kind']} in {item['field']}")
 
 
 def _report(args: argparse.Namespace, result: dict[str, Any]) -> int:
@@ -98,9 +100,15 @@ def _report(args: argparse.Namespace, result: dict[str, Any]) -> int:
 # --- save -----------------------------------------------------------------------------
 
 
+def _redact_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--redact", action="store_true",
+                   help="replace token-shaped strings (keys, tokens, passwords) with [REDACTED:kind] instead of refusing")
+
+
 def save_options(p: argparse.ArgumentParser) -> None:
     category_option(p)
     _input_options(p, "the memory")
+    _redact_option(p)
     lock_option(p)
     p.set_defaults(handler=cmd_save)
 
@@ -108,7 +116,7 @@ def save_options(p: argparse.ArgumentParser) -> None:
 def cmd_save(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Create a new memory from JSON (validated, auto-fixed, never overwriting)."""
     data = _read_input(args, cfg)
-    return _report(args, save_memory(root, cfg, args.category, data, lock_timeout=args.lock_timeout))
+    return _report(args, save_memory(root, cfg, args.category, data, lock_timeout=args.lock_timeout, redact=args.redact))
 
 
 # --- update ---------------------------------------------------------------------------
@@ -117,6 +125,7 @@ def cmd_save(args: argparse.Namespace, root: str, cfg: Config) -> int:
 def update_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", metavar="PATH", help=PATH_HELP)
     _input_options(p, "the changes")
+    _redact_option(p)
     _hash_option(p)
     lock_option(p)
     p.set_defaults(handler=cmd_update)
@@ -125,7 +134,8 @@ def update_options(p: argparse.ArgumentParser) -> None:
 def cmd_update(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Merge changes into an existing memory."""
     patch = _read_input(args, cfg, "the changes")
-    result = update_memory(root, cfg, args.path, patch, expect_hash=args.expect_hash, lock_timeout=args.lock_timeout)
+    result = update_memory(root, cfg, args.path, patch, expect_hash=args.expect_hash, lock_timeout=args.lock_timeout,
+                           redact=args.redact)
     return _report(args, result)
 
 

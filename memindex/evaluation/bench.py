@@ -14,7 +14,7 @@ from typing import Callable
 
 HOOK_EVENTS = {
     "prompt": "UserPromptSubmit", "pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse", "session-start": "SessionStart",
-    "stop": "Stop",
+    "stop": "Stop", "session-end": "SessionEnd",
 }
 
 

@@ -23,7 +23,7 @@ from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
-from memindex.defaults import FOLDERS
+from memindex.defaults import CAPTURE_FOLDER, CATEGORY_FOLDER, FOLDERS
 from memindex.schema import memory_schema, validate_memory
 
 KINDS = (
@@ -162,7 +162,8 @@ def load_memories(root: Path, conv: Conventions, problems: dict[str, list[str]])
     for folder in FOLDERS:
         path = root / folder
         if not path.is_dir():
-            problems.setdefault(folder + "/", []).append("category folder missing")
+            if folder != CAPTURE_FOLDER:  # made by the first session capture
+                problems.setdefault(folder + "/", []).append("category folder missing")
             continue
         for file in sorted(path.iterdir()):
             if file.suffix != ".json":
@@ -298,7 +299,7 @@ def check_set(set_dir: Path, out=print) -> int:
     by_cat = Counter(m.get("category") for m in memories.values())
     by_status = Counter(m.get("record_status") for m in memories.values())
     out(f"memories: {len(memories)} in {root}")
-    for folder, category in FOLDERS.items():
+    for category, folder in CATEGORY_FOLDER.items():
         statuses = Counter(m.get("record_status") for m in memories.values() if m.get("category") == category)
         detail = ", ".join(f"{s} {n}" for s, n in sorted(statuses.items()))
         out(f"  {folder:<12} {by_cat[category]:>3}  ({detail})")

@@ -29,7 +29,7 @@ from bisect import bisect
 from itertools import accumulate
 from pathlib import Path
 
-from memindex.defaults import FOLDERS, SCHEMA_VERSION
+from memindex.defaults import CATEGORY_FOLDER, SCHEMA_VERSION
 
 from .gencontent import (
     MAX_WORDS,
@@ -257,7 +257,7 @@ def generate(out_dir: Path, count: int, seed: int = 0) -> list[Path]:
     """Write `count` memories under out_dir/.claude/memory; return their paths."""
     root = Path(out_dir) / ".claude" / "memory"
     dirs = {}
-    for folder, cat in FOLDERS.items():
+    for cat, folder in CATEGORY_FOLDER.items():
         d = os.path.join(root, folder)
         os.makedirs(d, exist_ok=True)
         dirs[cat] = d

@@ -8,7 +8,8 @@ measures what a user gets instead: for every prompt it starts the command of
 interpreter) in the store's project folder, with the UserPromptSubmit payload Claude Code
 sends on stdin (prompt, cwd, session id, a JSONL transcript of the earlier turns), and
 reads the memories back from the `<memory-context>` block it prints. With `semantic`, the
-store's `memory-config.json` turns the channel on and the real worker (`memindex serve`,
+user's own setting (MEMINDEX_CONFIG_JSON, for the hook and the worker it starts; a
+project's config cannot turn a model on) turns the channel on and the real worker (`memindex serve`,
 the embedding model) answers the hook over its socket within the hook's own time budget.
 
 Beside each answer it runs the same policy in process (`Strategy.inject`, at the wall
@@ -20,6 +21,7 @@ transcript read differently, an import the hook cannot make).
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -31,7 +33,7 @@ from pathlib import Path
 
 from memindex import index
 from memindex.config import Config
-from memindex.defaults import CONFIG_FILE
+from memindex.trust import ENV_CONFIG
 from memindex.sync import sync
 from memindex.transcript import injected_paths
 
@@ -85,10 +87,20 @@ class Worker:
 def run_store(store: Store, semantic: bool, scratch: Path, python: str = sys.executable) -> tuple[dict[str, dict], int]:
     """Per query of one store: what the hook injected, its block's size, how long it took,
     and what the in-process policy picks; and how many queries the worker answered."""
+    saved = os.environ.pop(ENV_CONFIG, None)
+    if semantic:
+        os.environ[ENV_CONFIG] = json.dumps({"semantic": {"enabled": True}})
+    try:
+        return _run_store(store, semantic, scratch, python)
+    finally:
+        os.environ.pop(ENV_CONFIG, None)
+        if saved is not None:
+            os.environ[ENV_CONFIG] = saved
+
+
+def _run_store(store: Store, semantic: bool, scratch: Path, python: str) -> tuple[dict[str, dict], int]:
     root = store.root
     project = root.parent.parent  # copy_store lays a set out as <project>/.claude/memory
-    if semantic:
-        (root / CONFIG_FILE).write_text(json.dumps({"semantic": {"enabled": True}}), encoding="utf-8")
     sync(root, SEMANTIC_CFG if semantic else Config())
     strategy = Strategy("in process", semantic=semantic, now=None)
     cmd = hook_command(REPO, "prompt", python)

@@ -232,13 +232,16 @@ def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str |
     wrong-version index is recreated in place (one transaction, readers unharmed); a file
     that is not a database is replaced.
     """
+    from .. import rootfs
+
     path = index_path(root)
     _check_files(path)
     reason = None if os.path.exists(path) else "index was missing"
     for attempt in (1, 2, 3):
         try:
+            rootfs.create_private(path)  # a new index starts private; sync then sets rootfs.derived_mode
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise IndexUnavailable(f"cannot open {path}: {exc}") from None
         try:
             _pragmas(conn, 10_000)

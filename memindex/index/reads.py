@@ -67,10 +67,11 @@ def tag_count(conn: sqlite3.Connection, tag: str, cap: int) -> int:
 
 
 def filter_sql(
-    categories: Sequence[str], tag_key: str | None, cutoffs: Sequence[tuple[str, str]]
+    categories: Sequence[str], tag_key: str | None, cutoffs: Sequence[tuple[str, str]], without_key: str | None = None
 ) -> tuple[str, list[object]]:
     """` AND ...` clauses on `documents d`: categories, a tag (as `index.tag_key` writes it),
-    and per-category cutoffs (memories updated before the cutoff are hidden)."""
+    a tag memories must not have, and per-category cutoffs (memories updated before the
+    cutoff are hidden)."""
     clauses, args = [], []
     if categories:
         clauses.append(f"d.category IN ({','.join('?' * len(categories))})")
@@ -78,6 +79,9 @@ def filter_sql(
     if tag_key:
         clauses.append("instr(d.tag_key, ?) > 0")
         args.append(tag_key)
+    if without_key:
+        clauses.append("instr(d.tag_key, ?) = 0")
+        args.append(without_key)
     for category, cutoff in cutoffs:
         clauses.append("NOT (d.category = ? AND d.updated_at != '' AND substr(d.updated_at, 1, 19) < ?)")
         args.extend((category, cutoff))

@@ -77,7 +77,7 @@ def semantic_setting(root: str) -> tuple[bool, str] | None:
         cfg = load_config(root)
     except Exception:
         return None
-    if cfg.warnings and any("semantic" in w or "cannot read" in w or "invalid JSON" in w for w in cfg.warnings):
+    if any("semantic" in w or "cannot read" in w or "invalid JSON" in w for w in cfg.warnings if w != cfg.notice):
         return None  # a config being written, or broken: not a reason to stop
     return bool(cfg["semantic.enabled"]), str(cfg["semantic.model"])
 

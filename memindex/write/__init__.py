@@ -9,6 +9,7 @@ never exit codes.
     records    what a write changes in a memory: an update merged in, a lifecycle step
     locate     which memory file a path names, and how it is shown
     ops        the writes themselves, each in one locked, indexed transaction
+    batch      many saves or many updates, in one transaction each batch
     candidate  which existing memory new information should update
 """
 
@@ -20,7 +21,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .candidate import find_candidate, memory_text
     from .locate import display, resolve_path
-    from .ops import gc, grace_period_days, save_memories, save_memory, save_new, set_status, update_memory
+    from .batch import save_memories, update_memories
+    from .ops import gc, grace_period_days, save_memory, save_new, set_status, update_memory
     from .records import TRANSITIONS, merge_update
     from .validate import clean_title, normalize_category, normalize_hash, prepare_new, serialize, slugify, utc_now
 
@@ -28,8 +30,8 @@ if TYPE_CHECKING:
 # only, and does not pay for the writer's modules)
 _EXPORTS = {
     "find_candidate": "candidate", "memory_text": "candidate", "display": "locate", "resolve_path": "locate", "gc": "ops",
-    "grace_period_days": "ops", "save_memory": "ops", "save_memories": "ops", "save_new": "ops", "set_status": "ops",
-    "update_memory": "ops",
+    "grace_period_days": "ops", "save_memory": "ops", "save_memories": "batch", "save_new": "ops", "set_status": "ops",
+    "update_memory": "ops", "update_memories": "batch",
     "TRANSITIONS": "records", "merge_update": "records", "clean_title": "validate", "normalize_category": "validate",
     "normalize_hash": "validate", "prepare_new": "validate", "serialize": "validate", "slugify": "validate",
     "utc_now": "validate",

@@ -27,7 +27,6 @@ from ..errors import (
     HashConflict,
     IndexUnavailable,
     InvalidMemory,
-    MemindexError,
     MemoryExists,
     MemoryFileError,
     MemoryNotFound,
@@ -41,6 +40,7 @@ from ..store import parse_json, read_bytes, walk
 from ..sync import sync_files_locked, writer_lock
 from .locate import display, resolve_path
 from .records import TRANSITIONS, merge_update, transition
+from .secrets import scrub
 from .validate import (
     clean_reason,
     iso,
@@ -190,16 +190,16 @@ def save_memory(
     data: object,
     *,
     now: datetime | None = None,
-    lock_timeout: float | None = None,
+    lock_timeout: float | None = None, redact: bool = False,
 ) -> dict[str, Any]:
     """Create a new memory; never overwrites. `category` None takes the memory's own
-    `category` field. Returns {status, path, id, sha256, fixes, indexed}. Raises
-    InvalidMemory, MemoryExists, WriteError, or LockTimeout."""
+    `category` field. Returns {status, path, id, sha256, fixes, indexed, [redacted]}. Raises
+    InvalidMemory (SecretFound unless `redact`), MemoryExists, WriteError, or LockTimeout."""
     root = Path(root)
-    rel, mem, blob, fixes = _new_file(cfg, _category_of(category, data), data, now)
+    rel, mem, blob, fixes, redacted = _new_file(cfg, _category_of(category, data), data, now, redact=redact)
     with write_transaction(root, cfg, lock_timeout) as txn:
         sha = txn.create(rel, blob)
-        return txn.commit(txn.answer("created", rel, mem["id"], sha256=sha, fixes=fixes))
+        return txn.commit(txn.answer("created", rel, mem["id"], sha256=sha, fixes=fixes, **redacted))
 
 
 def _category_of(category: str | None, data: object) -> str:
@@ -218,7 +218,7 @@ def save_new(
     data: object,
     *,
     new_topic: bool = False,
-    lock_timeout: float | None = None,
+    lock_timeout: float | None = None, redact: bool = False,
 ) -> dict[str, Any]:
     """Save through the candidate flow (what the memory-save skill has the model do in
     two steps): when an active memory of the category already holds the topic (candidate
@@ -234,40 +234,20 @@ def save_new(
         answer = find_candidate(root, cfg, category, text) if text.strip() else None
         if answer is not None and answer["recommendation"] != "CREATE":
             return {"status": "not_saved", "candidate": answer}
-    return save_memory(root, cfg, category, data, lock_timeout=lock_timeout)
-def _new_file(cfg: Config, category: str, data: object, now: datetime | None) -> tuple[str, dict[str, Any], bytes, list[str]]:
-    """A new memory checked and made file bytes: (path in the root, memory, bytes, fixes)."""
+    return save_memory(root, cfg, category, data, lock_timeout=lock_timeout, redact=redact)
+
+
+def _new_file(
+    cfg: Config, category: str, data: object, now: datetime | None, folder: str | None = None, redact: bool = False
+) -> tuple[str, dict[str, Any], bytes, list[str], dict]:
+    """A new memory (secrets.scrub first) as (path in the root, memory, bytes, fixes,
+    {redacted}). `folder`: another folder of the category (captured sessions), not its first."""
     category = normalize_category(category)
+    if folder is not None and FOLDERS.get(folder) != category:
+        raise UsageError(f"{folder}/ is not a folder of {category} memories")
+    data, redacted = scrub(data, redact)  # before the id is derived from the title
     mem, fixes = prepare_new(category, data, now=now, max_bytes=int(cfg["index.max_file_bytes"]))
-    return f"{CATEGORY_FOLDER[category]}/{mem['id']}.json", mem, serialize(mem), fixes
-
-
-def save_memories(
-    root: str | os.PathLike[str],
-    cfg: Config,
-    batch: Iterable[tuple[str, object]],
-    *,
-    now: datetime | None = None,
-    lock_timeout: float | None = None,
-) -> list[dict[str, Any] | MemindexError]:
-    """`save_memory` for each (category, data) of `batch`, with the same checks, under one
-    lock and one index update (an import writes hundreds: one transaction each cost 40 ms,
-    mostly fsyncs). One answer per item, in order: the answer, or the error (a WriteError,
-    or whatever else the checks raise) that refused that memory (the others are still written)."""
-    root = Path(root)
-    answers: list[dict[str, Any] | MemindexError] = []
-    with write_transaction(root, cfg, lock_timeout) as txn:
-        for category, data in batch:
-            try:
-                rel, mem, blob, fixes = _new_file(cfg, category, data, now)
-                answers.append(txn.answer("created", rel, mem["id"], sha256=txn.create(rel, blob), fixes=fixes))
-            except MemindexError as exc:  # whatever refuses one memory refuses only it
-                answers.append(exc)
-        done = txn.commit({})
-    for answer in answers:
-        if isinstance(answer, dict):
-            answer.update(done)
-    return answers
+    return f"{folder or CATEGORY_FOLDER[category]}/{mem['id']}.json", mem, serialize(mem), fixes, redacted
 
 
 def _existing(root: str | os.PathLike[str], path: str, cwd: str | None, expect_hash: str | None) -> tuple[Path, str, str]:
@@ -288,28 +268,40 @@ def update_memory(
     expect_hash: str | None = None,
     now: datetime | None = None,
     lock_timeout: float | None = None,
-    cwd: str | None = None,
+    cwd: str | None = None, redact: bool = False,
 ) -> dict[str, Any]:
-    """Merge `patch` into an existing memory. Returns {status: updated|unchanged, path, id,
-    sha256, times_updated, changed}. Raises HashConflict when --expect-hash differs."""
+    """Merge `patch` into an existing memory. Returns {status: updated|unchanged, path, id, sha256,
+    times_updated, changed, [redacted]}. Raises HashConflict (--expect-hash), SecretFound (unless `redact`)."""
     root, rel, category = _existing(root, path, cwd, expect_hash)
     with write_transaction(root, cfg, lock_timeout) as txn:
-        data, current = txn.read(rel, expect_hash)
-        mem, changed, fixes = merge_update(current, patch, category, now or utc_now())
-        if not changed:
-            return txn.answer(
-                "unchanged", rel, mem.get("id"), sha256=sha256_hex(data), times_updated=mem.get("times_updated"), changed=[]
-            )
-        problems = validate_memory(mem, rel)
-        blob = serialize(mem)
-        if not problems and len(blob) > int(cfg["index.max_file_bytes"]):
-            problems.append(f"the memory would be {len(blob)} bytes, over the index.max_file_bytes limit")
-        if problems:
-            raise InvalidMemory(f"the updated {category} memory would be invalid", problems)
-        sha = txn.replace(rel, blob)
-        return txn.commit(txn.answer(
-            "updated", rel, mem.get("id"), sha256=sha, times_updated=mem["times_updated"], changed=changed, fixes=fixes
-        ))
+        answer = _update_in(txn, rel, category, patch, expect_hash, now, redact)
+        return txn.commit(answer) if answer["status"] == "updated" else answer
+
+
+def _update_in(
+    txn: WriteTransaction, rel: str, category: str, patch: object, expect_hash: str | None, now: datetime | None,
+    redact: bool = False,
+) -> dict[str, Any]:
+    """One update inside a write transaction (secrets.scrub first): the answer (the file
+    replaced when changed)."""
+    patch, redacted = scrub(patch, redact)
+    data, current = txn.read(rel, expect_hash)
+    mem, changed, fixes = merge_update(current, patch, category, now or utc_now())
+    if not changed:
+        return txn.answer(
+            "unchanged", rel, mem.get("id"), sha256=sha256_hex(data), times_updated=mem.get("times_updated"), changed=[]
+        )
+    problems = validate_memory(mem, rel)
+    blob = serialize(mem)
+    if not problems and len(blob) > int(txn.cfg["index.max_file_bytes"]):
+        problems.append(f"the memory would be {len(blob)} bytes, over the index.max_file_bytes limit")
+    if problems:
+        raise InvalidMemory(f"the updated {category} memory would be invalid", problems)
+    sha = txn.replace(rel, blob)
+    return txn.answer(
+        "updated", rel, mem.get("id"), sha256=sha, times_updated=mem["times_updated"], changed=changed, fixes=fixes,
+        **redacted,
+    )
 
 
 def set_status(
@@ -331,7 +323,7 @@ def set_status(
     reason: search and the hook then offer it where the retired one would have matched."""
     if action not in TRANSITIONS:
         raise UsageError(f"unknown action {action!r}")
-    reason = clean_reason(reason, "the reason")
+    reason = clean_reason(scrub(reason, redact=True)[0] if reason is not None else None, "the reason")
     root, rel, category = _existing(root, path, cwd, expect_hash)
     if replaced_by is not None:
         successor = resolve_path(root, replaced_by, cwd)

@@ -69,7 +69,7 @@ def test_readme_install_commands_then_the_first_prompt_shows_the_readme_block(to
         assert (venv / "bin" / "memindex").exists(), "pip install did not give the venv's python3 a memindex command"
     [details] = [out for command, out in outputs if command.startswith("claude plugin details")]
     assert "Skills (2)  memory-save, memory-search" in details, details
-    assert "Hooks (5)  UserPromptSubmit, PreToolUse, PostToolUse, SessionStart, Stop" in details, details
+    assert "Hooks (6)  UserPromptSubmit, PreToolUse, PostToolUse, SessionStart, Stop, SessionEnd" in details, details
 
     # the first prompt of the first session, nothing run by hand
     project = copy_demo(clone, tmp_path / "demo-project")

@@ -19,8 +19,21 @@ from .procs import BUDGET_S, DISPLAY, FAIL_EXITS, HANG_S, Result
 
 _HEAD = re.compile(r'^<memory-context source="[^"<>]*">$')
 _LINE = re.compile(r"^- \[([A-Z_]+)\] (.+) -> (\S+?)(?: #tags:(\S*))?$")
-_ENTITY = re.compile(r"&(?!(?:amp|lt|gt|quot|#x27);)")
+_ENTITY = re.compile(r"&(?!(?:amp|lt|gt|quot|#x[0-9A-F]+);)")
 BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def _unsafe_chars() -> frozenset[str]:
+    """Look-alikes of `<`, `>`, `&` and invisible or line-breaking characters
+    (memindex/data/unsafe_chars.json): none may reach the model raw."""
+    data = json.loads((Path(__file__).resolve().parents[2] / "memindex" / "data" / "unsafe_chars.json").read_text())
+    chars = {chr(cp) for cp, _ in data["lookalikes"]}
+    for lo, hi in data["invisible_ranges"]:
+        chars.update(chr(cp) for cp in range(lo, hi + 1))
+    return frozenset(chars)
+
+
+UNSAFE = _unsafe_chars()
 
 
 def parse_block(out: str, root: Path | None = None, max_lines: int = 20, soft: list[str] | None = None) -> tuple[list[str], list[str]]:
@@ -52,6 +65,9 @@ def parse_block(out: str, root: Path | None = None, max_lines: int = 20, soft: l
             soft.append(f"control/BiDi character {odd[0]!r} in a memory line: {line[:120]!r}")
         if "<" in line:
             problems.append(f"raw '<' in a memory line: {line[:120]!r}")
+        raw = [ch for ch in line if ch in UNSAFE]
+        if raw:
+            problems.append(f"raw look-alike or invisible character U+{ord(raw[0]):04X} in a memory line: {line[:120]!r}")
         if line.count(">") != 1:
             problems.append(f"'>' outside the line's arrow: {line[:120]!r}")
         if _ENTITY.search(line):

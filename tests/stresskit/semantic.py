@@ -137,13 +137,19 @@ class SemProject(Project):
     def __init__(self, ctx: Context, name: str, runtime: str, n_fill: int, targets: list[Target], seed: int,
                  **semantic: Any) -> None:
         super().__init__(ctx, name, n_fill=n_fill, targets=targets, seed=seed)
-        self.env = dict(ENV, XDG_RUNTIME_DIR=runtime)
+        # the semantic settings are the user's own (a project's config cannot turn a model on):
+        # a config folder of this project's processes alone
+        self.env = dict(ENV, XDG_RUNTIME_DIR=runtime, XDG_CONFIG_HOME=str(self.dir / "xdg-config"))
         self.semantic = {"enabled": True, "model": MODEL, "idle_exit_s": 60, **semantic}
         self.configure()
         self.children: list[subprocess.Popen] = []
 
     def configure(self, **over: Any) -> None:
-        (self.root / "memory-config.json").write_text(json.dumps({"semantic": {**self.semantic, **over}}))
+        path = self.dir / "xdg-config" / "memindex" / "config.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"semantic": {**self.semantic, **over}}))
+        tmp.replace(path)  # a worker reading it meanwhile sees the old or the new, never half
 
     def lexical(self, prompt: str) -> Result:
         """The hook's answer with the semantic channel off: what every answer must equal."""

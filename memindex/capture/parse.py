@@ -1,0 +1,229 @@
+"""A Claude Code transcript (`<session-id>.jsonl`) read into what the session did: the
+user's prompts in their own words, the assistant's texts, the files it changed, the
+commands and tests it ran with their outcome, its commits and its todo list.
+
+Everything else is noise and stays out: tool results (only their outcome is read),
+file contents, hook and skill records (attachments), thinking, `isMeta` entries, slash
+command wrappers, sidechains (subagents), compaction summaries and API error messages.
+Reading never fails on a bad line: it is skipped. Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+
+from ..defaults import CAPTURE_TRANSCRIPT_MAX_BYTES
+from ..lean import loads
+from ..transcript import user_text
+
+FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+_MAX_ITEMS = 2_000  # of each list kept while reading (the summary keeps far fewer)
+_ID_MAX = 200  # characters of a session id
+_TEST_RE = re.compile(
+    r"\b(?:pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|rspec|phpunit|ctest|"
+    r"go\s+test|cargo\s+(?:test|nextest)|(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test|"
+    r"make\s+(?:test|check)|gradle\w*\s+test|mvn\s+test|dotnet\s+test|mix\s+test)\b"
+)
+# A test runner's tally line: "5 passed, 1 failed in 0.3s", "Tests: 3 passed", "FAILED", "ok  pkg"
+_OUTCOME_RE = re.compile(r"\b\d+ (?:passed|failed|errors?|skipped|tests?)\b|\bTests?:|\bFAIL(?:ED)?\b|^ok\s|\bPASS(?:ED)?\b")
+_COMMIT_OUT_RE = re.compile(r"^\[([^\]\s]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$", re.M)
+_COMMIT_CMD_RE = re.compile(r"\bgit\s+commit\b")
+
+
+@dataclass
+class Command:
+    """One Bash command the assistant ran, and how it ended (None: no result recorded)."""
+
+    command: str
+    ok: bool | None = None
+    test: bool = False
+    tally: str = ""  # a test run's result line
+
+
+@dataclass
+class Turn:
+    """One user prompt and the assistant's texts that answered it."""
+
+    prompt: str
+    texts: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Session:
+    """What one transcript says the session did."""
+
+    session_id: str = ""
+    cwd: str = ""
+    started: str = ""  # ISO timestamps of the first and last entries
+    ended: str = ""
+    turns: list[Turn] = field(default_factory=list)
+    files: dict[str, int] = field(default_factory=dict)  # changed file -> edits, in first-change order
+    commands: list[Command] = field(default_factory=list)
+    commits: list[str] = field(default_factory=list)
+    todos: list[dict] = field(default_factory=list)  # the last TodoWrite list
+
+    @property
+    def prompts(self) -> list[str]:
+        return [t.prompt for t in self.turns]
+
+
+def read_transcript(path: str, max_bytes: int = CAPTURE_TRANSCRIPT_MAX_BYTES) -> Session:
+    """Parse one transcript. Raises OSError when it cannot be read as a regular file (a
+    FIFO or a device is never waited on); past `max_bytes` the rest is ignored."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        os.set_blocking(fh.fileno(), True)
+        reader = _Reader()
+        read = 0
+        for line in fh:
+            read += len(line)
+            if read > max_bytes:
+                break
+            reader.feed(line)
+    session = reader.session
+    stem = os.path.basename(path).removesuffix(".jsonl")
+    if stem and len(stem) <= _ID_MAX:  # `<session-id>.jsonl`: the id the hooks are given
+        session.session_id = stem
+    return session
+
+
+def parse_lines(lines) -> Session:
+    """Parse transcript lines (bytes or str) already in memory."""
+    reader = _Reader()
+    for line in lines:
+        reader.feed(line)
+    return reader.session
+
+
+class _Reader:
+    def __init__(self) -> None:
+        self.session = Session()
+        self.pending: dict[str, tuple[str, object]] = {}  # tool_use id -> (tool name, its Command or file path)
+        self.last_message_id: str | None = None
+
+    def feed(self, line: bytes | str) -> None:
+        line = line.strip()
+        if not line:
+            return
+        try:
+            entry = loads(line)
+        except (ValueError, RecursionError, UnicodeDecodeError):
+            return
+        if not isinstance(entry, dict):
+            return
+        s = self.session
+        stamp = entry.get("timestamp")
+        if isinstance(stamp, str):
+            s.started = s.started or stamp
+            s.ended = stamp
+        kind = entry.get("type")
+        if kind not in ("user", "assistant") or entry.get("isSidechain") or entry.get("isMeta"):
+            return
+        if not s.session_id and isinstance(entry.get("sessionId"), str) and len(entry["sessionId"]) <= _ID_MAX:
+            s.session_id = entry["sessionId"]
+        if not s.cwd and isinstance(entry.get("cwd"), str) and len(entry["cwd"]) <= 4096:
+            s.cwd = entry["cwd"]
+        if kind == "user":
+            self._user(entry)
+        elif not entry.get("isApiErrorMessage"):
+            self._assistant(entry)
+
+    def _user(self, entry: dict) -> None:
+        text = user_text(entry)
+        if text is not None:
+            if not text.startswith("[Request interrupted") and len(self.session.turns) < _MAX_ITEMS:
+                self.session.turns.append(Turn(text))
+                self.last_message_id = None
+            return
+        message = entry.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else ():
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                self._result(block)
+
+    def _result(self, block: dict) -> None:
+        found = self.pending.pop(block.get("tool_use_id"), None) if isinstance(block.get("tool_use_id"), str) else None
+        if found is None:
+            return
+        name, what = found
+        failed = block.get("is_error") is True
+        if name in FILE_TOOLS and not failed and isinstance(what, str):
+            self.session.files[what] = self.session.files.get(what, 0) + 1
+        elif isinstance(what, Command):
+            what.ok = not failed
+            output = _result_text(block.get("content"))
+            if what.test:
+                what.tally = _tally(output)
+            if _COMMIT_CMD_RE.search(what.command) and not failed:
+                for m in _COMMIT_OUT_RE.finditer(output):
+                    self._commit(f"{m.group(2)[:7]} {m.group(3).strip()}")
+
+    def _commit(self, text: str) -> None:
+        if text not in self.session.commits and len(self.session.commits) < _MAX_ITEMS:
+            self.session.commits.append(text)
+
+    def _assistant(self, entry: dict) -> None:
+        message = entry.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        message_id = message.get("id") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else ():
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                self._text(block["text"].strip(), message_id)
+            elif block.get("type") == "tool_use":
+                self._tool_use(block)
+
+    def _text(self, text: str, message_id: object) -> None:
+        if not text or text == "No response requested.":
+            return
+        turns = self.session.turns
+        if not turns:  # an assistant text before any prompt (a resumed session): its own turn
+            turns.append(Turn(""))
+        texts = turns[-1].texts
+        if texts and message_id is not None and message_id == self.last_message_id:
+            texts[-1] += "\n" + text  # one message written as several lines
+        elif len(texts) < _MAX_ITEMS:
+            texts.append(text)
+        self.last_message_id = message_id if isinstance(message_id, str) else None
+
+    def _tool_use(self, block: dict) -> None:
+        name, args, tool_id = block.get("name"), block.get("input"), block.get("id")
+        if not isinstance(args, dict) or not isinstance(tool_id, str):
+            return
+        if name in FILE_TOOLS:
+            path = args.get("file_path") or args.get("notebook_path")
+            if isinstance(path, str) and path and "\x00" not in path:
+                self.pending[tool_id] = (name, path)
+        elif name == "Bash" and isinstance(args.get("command"), str):
+            command = args["command"].strip()
+            if command and len(self.session.commands) < _MAX_ITEMS:
+                cmd = Command(command, test=bool(_TEST_RE.search(command)))
+                self.session.commands.append(cmd)
+                self.pending[tool_id] = (name, cmd)
+        elif name == "TodoWrite" and isinstance(args.get("todos"), list):
+            self.session.todos = [t for t in args["todos"] if isinstance(t, dict) and isinstance(t.get("content"), str)]
+
+
+def _result_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return ""
+
+
+def _tally(output: str) -> str:
+    """The last line of a test run's output that reads like its result."""
+    for line in reversed(output[-20_000:].splitlines()):
+        line = line.strip().strip("=").strip()
+        if line and _OUTCOME_RE.search(line):
+            return line[:160]
+    return ""

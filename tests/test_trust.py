@@ -1,0 +1,227 @@
+"""Issue 24, finding 4: a repository's memory-config.json can make memindex do less, never
+more. Settings that load or download a model, start a worker or loosen injection
+(config.LOOSER) take effect from the user's own config or environment, or after
+`memindex trust` for exactly that file (memindex.trust)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import cli_env, write_json, write_mem
+from memindex import trust
+from memindex.config import DEFAULTS, LOOSER, SPEC, Leaf, load_config, looser
+from memindex.defaults import CONFIG_FILE
+from test_hook import project, prompt_json, put, run_hook  # noqa: F401  (project is a fixture)
+
+REPO = Path(__file__).resolve().parent.parent
+BEACON = {"semantic": {"enabled": True, "model": "attacker-org/beacon-model"}}
+LOOSE = {"retrieval": {"max_inject": 20, "relative_cutoff": 0.0, "min_coverage": 0.0, "min_relative_coverage": 0.0,
+                       "min_prompt_chars": 0}, "semantic": {"max_cosine_gap": 2.0, "min_standout": 0.0}}
+
+
+def user_config(data: dict) -> Path:
+    path = Path(trust.user_config_path())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+    return path
+
+
+def cli(root: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "memindex", "--root", str(root), *args],
+                          env=env or cli_env(), capture_output=True, text=True, timeout=120)
+
+
+# --- the rule, as data ---------------------------------------------------------------------------
+
+
+def _leaf(key: str) -> Leaf:
+    node: object = SPEC
+    for part in key.split("."):
+        node = node[part]  # type: ignore[index]
+    assert isinstance(node, Leaf)
+    return node
+
+
+def test_the_looser_table_names_real_settings_with_a_direction() -> None:
+    for key, way in LOOSER.items():
+        assert key in DEFAULTS, key
+        assert way in ("up", "down", "any"), (key, way)
+        leaf = _leaf(key)
+        if way != "any":
+            assert isinstance(leaf.default, (bool, int, float)) or leaf.kind in (int, float), key
+    for key in ("semantic.enabled", "semantic.model", "retrieval.max_inject", "retrieval.relative_cutoff",
+                "retrieval.min_coverage", "retrieval.min_relative_coverage", "retrieval.min_prompt_chars",
+                "retrieval.tool_anchors", "semantic.max_cosine_gap", "semantic.min_standout"):
+        assert key in LOOSER, key
+    assert looser("retrieval.max_inject", 4, 3) and not looser("retrieval.max_inject", 2, 3)
+    assert looser("retrieval.relative_cutoff", 0.0, 0.7) and not looser("retrieval.relative_cutoff", 0.9, 0.7)
+    assert looser("semantic.enabled", True, False) and not looser("semantic.enabled", False, True)
+    assert looser("semantic.model", "x/y", DEFAULTS["semantic.model"]) and not looser("watch.debounce_ms", 10, 400)
+    # retrieval.min_confidence: unset (the shipped model's threshold) has no direction: any value needs trust
+    assert looser("retrieval.min_confidence", 0.0, None) and not looser("retrieval.min_confidence", 0.9, 0.5)
+
+
+# Settings a project's config may set freely, each with why it cannot make memindex do more
+# (load a model, start a worker, reach the network, inject more, delete sooner). A new
+# setting must land here or in config.LOOSER: this test makes someone decide.
+NEUTRAL = {
+    "retrieval.search_limit": "lines `memindex search` prints when asked; injects nothing",
+    "retrieval.column_weights.title": "ranking weights; the injection thresholds still apply",
+    "retrieval.column_weights.tags": "ranking weights; the injection thresholds still apply",
+    "retrieval.column_weights.body": "ranking weights; the injection thresholds still apply",
+    "retrieval.transcript_context.enabled": "reads the user's own transcript to enrich the query; the thresholds still apply",
+    "retrieval.transcript_context.max_turns": "how much of the user's transcript enriches the query (0..10)",
+    "retrieval.transcript_context.tail_bytes": "bounded read of the user's transcript",
+    "retrieval.transcript_context.max_prompt_terms": "which prompts get the transcript's context",
+    "retrieval.transcript_context.scan_bytes": "bounded read of the user's transcript",
+    "index.lock_timeout_s": "how long a writer waits (bounded 0..3600 s)",
+    "semantic.batch_size": "embedding batch size, only when the user turned the channel on",
+    "watch.debounce_ms": "the watcher's delay, only when the user runs `memindex watch`",
+    "watch.poll_interval_s": "the watcher's polling, only when the user runs `memindex watch`",
+    "capture.min_interval_s": "how often a running session's summary is rewritten, locally (bounded)",
+}
+
+
+def test_every_setting_is_either_looser_one_way_or_neutral() -> None:
+    """retention_days and descriptions only hide or describe; everything else is decided."""
+    undecided = sorted(k for k in DEFAULTS if k not in LOOSER and k not in NEUTRAL and not k.startswith("categories."))
+    assert undecided == [], "add each to config.LOOSER (which way does more) or to NEUTRAL here (why it cannot)"
+    assert not set(LOOSER) & set(NEUTRAL)
+
+
+def test_a_project_config_tightens_but_cannot_loosen(memory_root: Path) -> None:
+    write_json(memory_root, CONFIG_FILE, {"retrieval": {**LOOSE["retrieval"], "max_inject": 1, "tool_anchors": True},
+                                          "semantic": {**LOOSE["semantic"], **BEACON["semantic"]}})
+    cfg = load_config(memory_root)
+    assert cfg["retrieval.max_inject"] == 1  # less: applied
+    for key in ("retrieval.relative_cutoff", "retrieval.min_coverage", "retrieval.tool_anchors", "semantic.enabled",
+                "semantic.model", "semantic.max_cosine_gap", "semantic.min_standout", "retrieval.min_prompt_chars"):
+        assert cfg[key] == DEFAULTS[key], key
+        assert key in cfg.ignored
+    assert cfg.trust == trust.UNTRUSTED
+    assert [w for w in cfg.warnings if "memindex trust" in w] == [cfg.notice]
+    assert "semantic.enabled" in cfg.notice and "semantic.model" in cfg.notice
+
+
+def test_the_user_config_and_the_environment_may_loosen(memory_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    user_config({"semantic": {"enabled": True, "model": "builtin:hashing"}, "retrieval": {"max_inject": 5}})
+    cfg = load_config(memory_root)
+    assert cfg["semantic.enabled"] is True and cfg["semantic.model"] == "builtin:hashing" and cfg["retrieval.max_inject"] == 5
+    write_json(memory_root, CONFIG_FILE, {"retrieval": {"max_inject": 4}, "semantic": {"model": "attacker-org/x"}})
+    cfg = load_config(memory_root)  # the project may go below the user's 5, not change the model
+    assert cfg["retrieval.max_inject"] == 4 and cfg["semantic.model"] == "builtin:hashing" and cfg.ignored == ["semantic.model"]
+    monkeypatch.setenv(trust.ENV_CONFIG, json.dumps({"retrieval": {"max_inject": 7}}))
+    cfg = load_config(memory_root)  # the environment is the user's last word
+    assert cfg["retrieval.max_inject"] == 7
+    monkeypatch.setenv(trust.ENV_CONFIG, "{not json")
+    assert any(trust.ENV_CONFIG in w for w in load_config(memory_root).warnings)
+
+
+def test_trust_is_per_root_and_per_content_and_revocable(memory_root: Path) -> None:
+    write_json(memory_root, CONFIG_FILE, LOOSE)
+    assert load_config(memory_root)["retrieval.max_inject"] == 3
+    proc = cli(memory_root, "trust")
+    assert proc.returncode == 0 and "trusted" in proc.stdout, proc.stderr
+    record = json.loads(Path(trust.trust_path()).read_text())
+    assert os.path.realpath(memory_root) in record["roots"]
+    assert not str(trust.trust_path()).startswith(str(memory_root.parent.parent))  # outside the repository
+    assert oct(Path(trust.trust_path()).stat().st_mode & 0o777) == "0o600"
+    cfg = load_config(memory_root)
+    assert cfg["retrieval.max_inject"] == 20 and cfg["retrieval.min_coverage"] == 0.0 and cfg.ignored == [] and cfg.trust == trust.TRUSTED
+    assert "trusted" in cli(memory_root, "trust", "--status").stdout
+    assert "memory" in cli(memory_root, "trust", "--list").stdout
+    write_json(memory_root, CONFIG_FILE, {**LOOSE, **BEACON})  # an edit (a pull) needs trust again
+    cfg = load_config(memory_root)
+    assert cfg.trust == trust.CHANGED and cfg["semantic.enabled"] is False and cfg["retrieval.max_inject"] == 3
+    assert "again" in cfg.notice
+    assert cli(memory_root, "sync").returncode == 0
+    status = cli(memory_root, "status")
+    assert "changed since it was trusted" in status.stdout and "memindex trust" in status.stderr
+    assert status.stderr.count("memindex trust") == 1  # reported once
+    assert cli(memory_root, "trust").returncode == 0
+    assert load_config(memory_root)["semantic.enabled"] is True
+    assert cli(memory_root, "trust", "--revoke").returncode == 0
+    assert load_config(memory_root)["semantic.enabled"] is False
+    json.loads(cli(memory_root, "trust", "--status", "--json").stdout)["ignored"]
+
+
+def test_thresholds_at_zero_change_nothing_the_hook_injects_until_trusted(project: Path) -> None:
+    root = project / ".claude" / "memory"
+    for i in range(8):  # weak matches the defaults keep out
+        put(root, "runbook", f"weak-{i}", f"Webhook retry note {i}", ["misc"], "webhook retries")
+    from memindex.config import Config
+    from memindex.sync import sync
+
+    sync(root, Config())
+    prompt = prompt_json(project, "stripe webhooks keep failing with a 400 signature error in staging")
+    before = run_hook(prompt)
+    assert "stripe-webhook-signature.json" in before.stdout.decode()
+    (root / CONFIG_FILE).write_text(json.dumps(LOOSE))
+    after = run_hook(prompt)
+    assert after.stdout == before.stdout
+    assert after.returncode == 0 and "memindex trust" in after.stderr.decode()  # on stderr, never stdout
+    assert "memindex trust" not in after.stdout.decode()
+    assert cli(root, "trust").returncode == 0
+    trusted = run_hook(prompt)
+    assert trusted.stdout.decode().count("\n- [") > before.stdout.decode().count("\n- [")  # the control: it does act
+
+
+# --- the beacon: no memindex process reaches a hub for an untrusted config -----------------------
+
+
+@pytest.fixture
+def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    pytest.importorskip("huggingface_hub")
+    from hubfake import FakeHub
+
+    fake = FakeHub({})
+    monkeypatch.setenv("HF_ENDPOINT", fake.url)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    monkeypatch.setenv("MEMINDEX_CACHE_DIR", str(tmp_path / "memindex-cache"))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    yield fake
+    fake.close()
+
+
+def _every_process(project: Path) -> None:
+    """The SessionStart hook (and the sync and worker it starts), a prompt, sync, search."""
+    from stresskit.hostile import wait_background
+
+    root = project / ".claude" / "memory"
+    payload = json.dumps({"cwd": str(project), "session_id": "s1", "hook_event_name": "SessionStart", "source": "startup"})
+    env = cli_env()
+    subprocess.run([sys.executable, "-I", "-S", str(REPO / "hooks" / "memindex_hook.py"), "session-start"],
+                   input=payload.encode(), env=env, capture_output=True, timeout=30)
+    run_hook(prompt_json(project, "which database do we use for the ledger and why"), env=env)
+    time.sleep(0.5)
+    wait_background(str(project), budget=30)
+    cli(root, "sync", env=env)
+    cli(root, "search", "ledger database", env=env)
+    wait_background(str(project), budget=30)
+
+
+def test_a_beacon_config_never_reaches_the_hub(hub, tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    root = project / ".claude" / "memory"
+    write_mem(root, "decision", "ledger", "Use Postgres for the ledger", ["db"], {"decision": "postgres for the ledger"})
+    write_json(root, CONFIG_FILE, BEACON)
+    _every_process(project)
+    assert hub.requests == []
+
+
+def test_the_same_setting_in_the_user_config_does_reach_it(hub, tmp_path: Path) -> None:
+    """The control: the test above can see a request when one is made."""
+    project = tmp_path / "proj"
+    root = project / ".claude" / "memory"
+    write_mem(root, "decision", "ledger", "Use Postgres for the ledger", ["db"], {"decision": "postgres for the ledger"})
+    user_config(BEACON)
+    proc = cli(root, "sync")
+    assert any("attacker-org/beacon-model" in path for _, path in hub.requests), proc.stderr
