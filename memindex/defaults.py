@@ -42,6 +42,17 @@ LOG_MAX_BYTES = 1_000_000  # the log is rotated once past this
 # one, or one that overruns, goes on in the background as before.
 COLD_SYNC_MAX_FILES = 5_000
 COLD_SYNC_BUDGET_S = 3.0
+# Freshness (docs/reliability.md, "What is on disk is what is answered"). Git's racy rule: a
+# file or folder whose timestamp is not older than a sync's start minus this window may
+# change again within the same timestamp tick (1 s on ext2/3, HFS+, many shares; 2 s on
+# FAT; Linux's coarse clock lags time.time() too): the sync re-reads it next time.
+RACY_WINDOW_NS = 2_000_000_000
+# The prompt hook starts a background sync when the last full one is older than this
+# (an in-place edit moves no folder mtime), but never more often than its own cost times
+# FRESH_SYNC_COST_FACTOR: at 100k memories (a 1 s sync) one sync per 10 s at most.
+FRESH_SYNC_MIN_S = 3.0
+FRESH_SYNC_COST_FACTOR = 10.0
+FUTURE_SLACK_S = 5.0  # a guard or stamp further in the future than this: the clock went back, it has expired
 # The Stop hook's save prompts (memindex/capture/triage.py, patterns in data/triage.json).
 TURN_TAIL_BYTES = 131_072  # the transcript's end read for the latest turn (x4 while it holds no prompt)...
 TURN_MAX_BYTES = 4 * 1024 * 1024  # ... up to this

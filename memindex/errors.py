@@ -28,6 +28,11 @@ class IndexUnavailable(MemindexError):
     """The index is missing, corrupt, of another version, or cannot be opened."""
 
 
+class IndexTooNew(IndexUnavailable):
+    """The index was built by a newer memindex: never rebuilt by an older one (two
+    versions would rebuild each other's index in a loop); the message says what to upgrade."""
+
+
 class LockTimeout(MemindexError):
     """Another writer holds the lock for longer than the timeout."""
 

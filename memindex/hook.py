@@ -12,19 +12,14 @@ from __future__ import annotations
 import os
 import sys
 
+from . import freshen
 from .defaults import (
-    COLD_SYNC_BUDGET_S,
-    COLD_SYNC_MAX_FILES,
     DENSE_K,
     FILES_TAIL_BYTES,
     FOLDERS,
     HOOK_BUDGET_S as BUDGET_S,
     HOOK_MAX_STDIN as MAX_STDIN,
-    LOG_FILE,
-    SPAWN_GUARD_S,
-    SPAWN_MARKER,
 )
-from .errors import UnsafeFile
 from .lean import loads
 
 _ABSENT = object()  # no worker answers: start one once the prompt is answered
@@ -70,85 +65,6 @@ def _root_for(path: object):
         raise Quiet(str(exc)) from None
     except (RootNotFound, OSError):
         raise Quiet(f"no .claude/memory above {_short(path)}") from None
-
-
-def _start_sync(root, paths: list[str] | None, lock_timeout: float, rebuild: bool = False):
-    """A detached `memindex sync` (or `rebuild`), stderr to the root's log."""
-    from .background import start
-
-    args = ["rebuild" if rebuild else "sync", "--quiet", "--lock-timeout", str(lock_timeout)]
-    if paths and not rebuild:
-        args.append("--coalesce")  # a burst of edits while the lock is held: one waiting sync, not one each
-    for rel in paths or ():
-        args += ["--path", rel]
-    return start(root, *args)
-
-
-def spawn_sync(root, paths: list[str] | None = None, lock_timeout: float = 0.0) -> None:
-    """Start one detached `memindex sync` (single-flight: the lock, plus a short guard so a
-    burst of prompts does not start a burst of processes)."""
-    marker = os.path.join(root, SPAWN_MARKER)
-    from .watch.marker import watcher_pid
-
-    if watcher_pid(root) is not None:
-        return  # `memindex watch` keeps this root fresh already
-    from . import rootfs
-    try:
-        if paths is None and not rootfs.single_flight(marker, SPAWN_GUARD_S):
-            return
-        _start_sync(root, paths, lock_timeout)
-    except UnsafeFile as exc:
-        note(f"no background sync: {exc}")
-    except OSError as exc:
-        note(f"could not start a background sync: {exc.strerror or exc}")
-
-
-def _small_store(root) -> bool:
-    """At most COLD_SYNC_MAX_FILES memory files (counting stops there)."""
-    seen = 0
-    for folder in FOLDERS:
-        try:
-            with os.scandir(os.path.join(root, folder)) as entries:
-                for entry in entries:
-                    seen += entry.name.endswith(".json")
-                    if seen > COLD_SYNC_MAX_FILES:
-                        return False
-        except OSError:
-            continue
-    return True
-
-
-def build_missing_index(root, rebuild: bool = False) -> bool:
-    """No cold start: index a small store in the foreground within COLD_SYNC_BUDGET_S.
-    Returns whether the index is now there; an overrunning sync goes on in the background."""
-    if not _small_store(root):
-        if rebuild:
-            try:
-                _start_sync(root, None, lock_timeout=30.0, rebuild=True)
-            except (OSError, UnsafeFile) as exc:
-                note(f"could not start a rebuild: {exc}")
-        else:
-            spawn_sync(root)
-        note("a background sync was started")
-        return False
-    import subprocess
-
-    try:
-        proc = _start_sync(root, None, lock_timeout=COLD_SYNC_BUDGET_S, rebuild=rebuild)
-    except UnsafeFile as exc:
-        note(f"no sync: {exc}")
-        return False
-    except OSError as exc:
-        note(f"could not start a sync: {exc.strerror or exc}")
-        return False
-    try:
-        if proc.wait(timeout=COLD_SYNC_BUDGET_S) == 0:
-            return True
-        note(f"the sync failed (see {LOG_FILE})")
-        return False
-    except subprocess.TimeoutExpired:
-        note(f"the first sync takes longer than {COLD_SYNC_BUDGET_S:g} s; it goes on in the background")
-        return False
 
 
 def on_prompt(data: dict) -> str:
@@ -204,8 +120,10 @@ def on_prompt(data: dict) -> str:
 
     try:
         hits = _answer(root, prompt, cfg, options)
+    except index.IndexTooNew as exc:
+        raise Quiet(str(exc)) from None  # never rebuilt by this older copy (SessionStart tells the user)
     except index.IndexUnavailable as exc:
-        if not build_missing_index(root):
+        if not freshen.build_missing_index(root, note):
             raise Quiet(str(exc)) from None
         hits = _answer(root, prompt, cfg, options)
     except sqlite3.DatabaseError as exc:
@@ -214,7 +132,7 @@ def on_prompt(data: dict) -> str:
         # Damaged pages past the header: readers cannot see it on opening, so the repair
         # starts here, instead of the hook staying silent on every prompt.
         note(f"the index is damaged ({exc})")
-        if not build_missing_index(root, rebuild=True):
+        if not freshen.build_missing_index(root, note, rebuild=True):
             raise Quiet("a rebuild was started") from None
         hits = _answer(root, prompt, cfg, options)
     from .render import memory_context
@@ -238,8 +156,7 @@ def _answer(root, prompt: str, cfg, options: dict) -> list:
 
     conn = index.open_reader(root, busy_ms=1000)
     try:
-        if index.is_stale(conn, root):
-            spawn_sync(root)
+        freshen.refresh(conn, root, note)
         return auto_inject(conn, prompt, cfg, **options)
     finally:
         conn.close()
@@ -250,7 +167,7 @@ def _ask_worker(root, prompt: str, turns: list[str], cfg):
     search runs; returns the callable that collects its answer for the lexical candidates
     (within semantic.hook_budget_ms in all), None when the worker cannot be asked, or
     _ABSENT when there is none: the hook then starts one for the next prompt (at most once
-    per SPAWN_GUARD_S), once this prompt's answer is ready."""
+    per SPAWN_GUARD_S, `defaults`), once this prompt's answer is ready."""
     from .prompt import dense_text
     from .semantic import client
 
@@ -278,11 +195,9 @@ def keep_fresh(data: dict) -> str:
 
     try:
         with index.open_reader(root, busy_ms=1000) as conn:
-            stale = index.is_stale(conn, root)
+            freshen.refresh(conn, root, note)
     except index.IndexUnavailable:
-        stale = True
-    if stale:
-        spawn_sync(root)
+        freshen.spawn_sync(root, note)
     return ""
 
 
@@ -311,22 +226,34 @@ def on_post_tool_use(data: dict) -> str:
     rel = os.path.relpath(path, root).replace(os.sep, "/")
     if rel.startswith("..") or rel.split("/")[0] not in FOLDERS or rel.count("/") != 1:
         return ""
-    spawn_sync(root, [rel], lock_timeout=30.0)
+    freshen.spawn_sync(root, note, [rel], lock_timeout=30.0)
     return ""
 
 
 def on_session_start(data: dict) -> str:
-    """SessionStart: refresh the index in the background; optionally name the latest
-    session summaries (passive recall, off by default: see docs/evaluation.md)."""
+    """SessionStart: refresh the index in the background; tell the user (not the model)
+    what needs their attention; optionally name the latest session summaries (passive
+    recall, off by default: see docs/evaluation.md)."""
     root = _root_for(data.get("cwd"))
-    from . import index
+    from . import health, index
 
+    attention = None
     try:
-        index.open_reader(root, busy_ms=1000).close()
+        conn = index.open_reader(root, busy_ms=1000)
+    except index.IndexTooNew as exc:
+        attention = f"memindex: {exc}"
     except index.IndexUnavailable:
-        build_missing_index(root)
+        freshen.build_missing_index(root, note)
     else:
-        spawn_sync(root)
+        with conn:
+            attention = health.session_message(conn, root) if data.get("source") != "compact" else None
+        freshen.spawn_sync(root, note)
+    return health.session_output(attention, _session_start_block(root, data))
+
+
+def _session_start_block(root, data: dict) -> str:
+    """The latest session summaries, when `retrieval.session_start.inject_recent` asks."""
+    from . import index
     from .config import load_config
 
     cfg = load_config(root)
@@ -344,7 +271,8 @@ def on_session_start(data: dict) -> str:
     try:
         conn = index.open_reader(root, busy_ms=1000)
     except index.IndexUnavailable as exc:
-        raise Quiet(str(exc)) from None
+        note(str(exc))
+        return ""
     with conn:
         hits = latest(conn, "session_summary", count)
     return memory_context(hits, display_prefix(root))

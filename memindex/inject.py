@@ -51,6 +51,7 @@ from __future__ import annotations
 
 from .config import Config
 from .defaults import CAPTURE_TAG, CATEGORY_PRIORITY, FILE_ANCHOR_MAX, NEAREST_CANDIDATES, STANDOUT_PEERS
+from .dense import Dense
 from .hits import Hit
 from .index import reads
 from .index.reads import file_key
@@ -75,28 +76,6 @@ class Decision:
                  probability: float | None = None) -> None:
         self.path, self.kept, self.rule, self.score, self.coverage = path, kept, rule, score, coverage
         self.probability = probability  # P(relevant), under the calibrated policy
-
-
-class Dense:
-    """What the semantic worker says about a prompt: `cos`, rowid -> cosine of the lexical
-    candidates that have a vector, and `top`, its own nearest memories [(rowid, cosine)],
-    best first (over the active memories). Rule 6 (`by_meaning`) uses both."""
-
-    __slots__ = ("cos", "top")
-
-    def __init__(self, cos: dict[int, float] | None = None, top: Sequence[tuple[int, float]] = ()) -> None:
-        self.cos: dict[int, float] = dict(cos or {})
-        self.top: list[tuple[int, float]] = list(top)
-
-    @classmethod
-    def from_reply(cls, reply: object) -> Dense | None:
-        """From a worker's answer ({"cos": {"rowid": c}, "top": [[rowid, c]]}); None if garbled."""
-        try:
-            cos = {int(k): float(v) for k, v in reply["cos"].items()}  # type: ignore[index]
-            top = [(int(r), float(c)) for r, c in reply["top"]]  # type: ignore[index]
-        except (TypeError, ValueError, KeyError, AttributeError):
-            return None
-        return cls(cos, top)
 
 
 class Outcome:
@@ -280,7 +259,7 @@ def decide(
 
         descriptions = {c: cfg[f"categories.{c}.description"] for c in CATEGORY_PRIORITY}
         outcome.hits = match(conn, prompt, max_inject=max_inject, descriptions=descriptions, now=now)
-        outcome.dense = _dense(dense, outcome.hits)
+        outcome.dense = _dense(conn, dense, outcome.hits)
         return outcome
     params = params or Params.from_config(cfg)
     names = intents_of(prompt) if cfg["retrieval.intents"] else []
@@ -289,13 +268,13 @@ def decide(
         from .capture.ids import summary_id
 
         picks = _resume(conn, prompt, turns, cfg, params, now, summary_id(session_id))
-        outcome.dense = _dense(dense, picks)
+        outcome.dense = _dense(conn, dense, picks)
         for h in picks:
             outcome.note(h, True, "the prompt asks to resume earlier work: the session summary")
     else:
         pool = candidate_pool(conn, prompt, cfg, turns=turns, session=session, now=now, params=params, names=names)
         outcome.intent = pool.intent
-        outcome.dense = _dense(dense, pool.hits)
+        outcome.dense = _dense(conn, dense, pool.hits)
         if cfg["retrieval.match_strategy"] == "calibrated":
             from .relevance import choose
 
@@ -415,10 +394,17 @@ def worker_view(pending) -> Callable[[list[int]], Dense | None]:
     return collect
 
 
-def _dense(dense: Dense | Callable[[list[int]], Dense | None] | None, candidates: Sequence[Hit]) -> Dense | None:
-    if dense is None or isinstance(dense, Dense):
-        return dense
-    return dense([h.rowid for h in candidates])
+def _dense(
+    conn: sqlite3.Connection, dense: Dense | Callable[[list[int]], Dense | None] | None, candidates: Sequence[Hit]
+) -> Dense | None:
+    """The worker's view, if it speaks of the rows this connection reads: a reply from a
+    worker whose vectors version differs (a rebuild renumbered the rows since it loaded)
+    is dropped, and the word matches decide alone."""
+    if dense is not None and not isinstance(dense, Dense):
+        dense = dense([h.rowid for h in candidates])
+    if dense is not None and dense.version is not None and dense.version != reads.vectors_version(conn):
+        return None
+    return dense
 
 
 def _not_again(

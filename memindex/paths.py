@@ -35,7 +35,10 @@ def find_root(start: str | os.PathLike[str] | None = None, explicit: bool = Fals
             break
         folder = parent
     where = f"in {base}" if explicit else f"in {base} or any parent"
-    raise RootNotFound(f"no {'/'.join(MEMORY_DIR)} folder {where}")
+    raise RootNotFound(
+        f"no {'/'.join(MEMORY_DIR)} folder {where}: run `memindex init` in the project's top folder, "
+        f"or pass --root PATH (a project or its memory folder)"
+    )
 
 
 def check_trust(project: str) -> None:
@@ -63,6 +66,8 @@ def check_trust(project: str) -> None:
 
 def _check_dir(path: str, st: os.stat_result, link: bool = False) -> None:
     what = "link" if link else "folder"
+    if not hasattr(os, "geteuid"):
+        return  # Windows: no uids nor mode bits to check (its ACLs are not read here)
     if st.st_uid not in (os.geteuid(), 0):
         raise UntrustedRoot(path, f"({what}) belongs to uid {st.st_uid}, not to this user")
     why = None if link else why_foreign(st)
@@ -73,7 +78,9 @@ def _check_dir(path: str, st: os.stat_result, link: bool = False) -> None:
 def why_foreign(st: os.stat_result) -> str | None:
     """The root's owner and mode rule, for any folder or file memindex trusts: owned by this
     user or root, writable by no one else (group write only for the user's own group).
-    Why `st` breaks it, or None."""
+    Why `st` breaks it, or None (always None where the OS has no uids: Windows)."""
+    if not hasattr(os, "geteuid"):
+        return None
     if st.st_uid not in (os.geteuid(), 0):
         return f"belongs to uid {st.st_uid}, not to this user"
     if st.st_mode & stat.S_IWOTH:

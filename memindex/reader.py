@@ -1,6 +1,8 @@
-"""A reader that is fresh enough: the index as it is, or after an incremental sync when
-the O(1) check says files changed. `memindex search`, `explain` and `candidate` read
-through it; a fresh index costs them no import of the writer side."""
+"""A reader that answers from the files as they are: the index as it is, or after an
+incremental sync when a file changed (`index.is_current`: the folders, the racy files of the
+last sync, and one stat of every memory file, so an edit in place is seen too).
+`memindex search`, `explain` and `candidate` read through it; a fresh index costs them no
+import of the writer side."""
 
 from __future__ import annotations
 
@@ -14,11 +16,12 @@ from .errors import IndexUnavailable, LockTimeout
 
 
 def open_fresh_reader(root: str | os.PathLike[str], cfg: Config, allow_sync: bool = True) -> sqlite3.Connection:
-    """A read-only connection, after an incremental sync when the O(1) check says the index
-    is stale or missing (a short lock wait: if another writer is busy, read what exists)."""
+    """A read-only connection, after an incremental sync when a memory file changed since
+    the last one or the index is missing (a short lock wait: if another writer is busy, read
+    what exists)."""
     try:
         conn = index.open_reader(root)
-        stale = index.is_stale(conn, root)
+        stale = not index.is_current(conn, root)
     except IndexUnavailable:
         conn, stale = None, True
     if stale and allow_sync:

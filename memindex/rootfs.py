@@ -14,9 +14,17 @@ import os
 import stat as stat_mod
 import time
 
+from .defaults import FUTURE_SLACK_S
 from .errors import UnsafeFile
 
-_BASE = os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+# Windows has neither O_NOFOLLOW nor O_NONBLOCK (nor FIFOs); a link is still refused by lstat.
+_BASE = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def euid() -> int | None:
+    """This process's effective uid; None where the OS has no uids (Windows)."""
+    get = getattr(os, "geteuid", None)
+    return get() if get is not None else None
 
 
 def why_unsafe(st: os.stat_result, folder: bool = False) -> str | None:
@@ -27,15 +35,18 @@ def why_unsafe(st: os.stat_result, folder: bool = False) -> str | None:
         return "is not a folder"
     if not folder and not stat_mod.S_ISREG(st.st_mode):
         return "is not a regular file"
-    if st.st_uid != os.geteuid():
-        return f"is owned by uid {st.st_uid}, not by this user ({os.geteuid()})"
+    me = euid()
+    if me is not None and st.st_uid != me:
+        return f"is owned by uid {st.st_uid}, not by this user ({me})"
     return None
 
 
-def single_flight(path: str, window_s: float) -> bool:
+def single_flight(path: str, window_s: float, ahead_s: float = FUTURE_SLACK_S) -> bool:
     """At most one start per `window_s`: False when the guard file at `path` was touched
-    less than that ago (an mtime in the future backs off longer), else touch it and say
-    True. The guard is checked like every root file (no link, FIFO or foreign file)."""
+    less than that ago, else touch it and say True. An mtime up to `ahead_s` in the future
+    backs off (a deliberate back-off); further ahead, the clock was set back since: the
+    guard has expired, it would otherwise silence every start until the clock caught up.
+    The guard is checked like every root file (no link, FIFO or foreign file)."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -44,10 +55,19 @@ def single_flight(path: str, window_s: float) -> bool:
         reason = why_unsafe(st)
         if reason:
             raise UnsafeFile(path, reason)
-        if time.time() - st.st_mtime < window_s:
+        if not expired(st.st_mtime, window_s, ahead_s):
             return False
     write(path, b"")
+    if st is not None and st.st_mtime > time.time():
+        os.utime(path)  # truncating kept the future mtime on some systems: now, explicitly
     return True
+
+
+def expired(mtime: float, window_s: float, ahead_s: float = FUTURE_SLACK_S) -> bool:
+    """Is a guard touched at `mtime` older than `window_s`, or further than `ahead_s` in
+    the future (the clock went back)?"""
+    age = time.time() - mtime
+    return age >= window_s or age < -(window_s + ahead_s)
 
 
 def open_fd(path: str, flags: int = os.O_RDONLY, mode: int = 0o600) -> int:
@@ -55,6 +75,8 @@ def open_fd(path: str, flags: int = os.O_RDONLY, mode: int = 0o600) -> int:
 
     Raises UnsafeFile (with the path and the reason) for a link, FIFO, device, directory or
     another user's file; FileNotFoundError when it is absent and O_CREAT was not given."""
+    if not _BASE & getattr(os, "O_NOFOLLOW", 0) and os.path.islink(path):
+        raise UnsafeFile(path, "is a symbolic link")  # no O_NOFOLLOW (Windows): checked first
     try:
         fd = os.open(path, flags | _BASE, mode)
     except OSError as exc:
@@ -67,7 +89,8 @@ def open_fd(path: str, flags: int = os.O_RDONLY, mode: int = 0o600) -> int:
         why = why_unsafe(os.fstat(fd))
         if why:
             raise UnsafeFile(path, why)
-        os.set_blocking(fd, True)
+        if _BASE & getattr(os, "O_NONBLOCK", 0):
+            os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise

@@ -37,6 +37,8 @@ def _shared() -> str:
     base = os.environ.get("TMPDIR") or ""
     if not os.path.isabs(base) or len(base) > 40:
         base = "/tmp"
+    if not hasattr(os, "geteuid"):  # Windows: the user's own temporary folder
+        return os.path.join(os.environ.get("TEMP") or os.path.expanduser("~"), "memindex")
     return os.path.join(base, f"memindex-{os.geteuid()}")
 
 

@@ -26,6 +26,7 @@ from .defaults import (
     TAGS_INDEX_MAX,
 )
 from .errors import MemindexError, MemoryFileError, short
+from .health import is_ignored_name
 from .paths import FileStat, inside, safe_relpath, why_foreign
 
 
@@ -53,12 +54,14 @@ def refusals(root: str | os.PathLike[str], invalid: dict[str, str]) -> dict[str,
 
 
 def walk(
-    root: str | os.PathLike[str], problems: dict[str, str] | None = None, modes: list[int] | None = None
+    root: str | os.PathLike[str], problems: dict[str, str] | None = None, modes: list[int] | None = None,
+    ignored: list[str] | None = None,
 ) -> dict[str, FileStat]:
     """Every `<folder>/<name>.json` under the category folders, keyed by relative path.
 
     Symlinks are followed only when they stay inside the root; hidden files, temp files
-    and anything else are skipped. Files that vanish during the walk are simply absent.
+    and anything else are skipped (what a user may have meant as a memory, a `.md` or a
+    folder, is added to `ignored`). Files that vanish during the walk are simply absent.
     `modes`: a one-item list, AND-ed with each folder's and file's mode (rootfs.derived_mode).
     """
     root_real = os.path.realpath(root)
@@ -86,6 +89,9 @@ def walk(
             continue
         for entry in entries:
             rel = f"{folder}/{entry.name}"
+            if ignored is not None and is_ignored_name(entry.name):
+                ignored.append(rel)
+                continue
             try:
                 is_link = entry.is_symlink()
             except OSError:

@@ -1,12 +1,11 @@
 """Bring the index up to date with the memory files: the only writer of `.index.db`.
 
 An (mtime, size, ctime) diff decides what to re-read; all changes go in one transaction
-under one `flock` on `.index.lock`, so a killed sync leaves the previous index intact.
+under one lock on `.index.lock` (filelock), so a killed sync leaves the previous index intact.
 """
 
 from __future__ import annotations
 
-import fcntl
 import math
 import os
 import random
@@ -18,10 +17,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from . import index, rootfs
+from . import health, index, rootfs
 from .config import Config, load_config
-from .defaults import FOLDERS, INDEX_MD, LOCK_FILE, LOG_FILE, WAIT_FILE
+from .defaults import FOLDERS, INDEX_MD, LOCK_FILE, LOG_FILE, RACY_WINDOW_NS, WAIT_FILE
 from .files import replace_atomic
+from .index.db import built_by
 from .paths import safe_relpath
 from .paths import FileStat, display_prefix
 from .errors import LockTimeout, MemoryFileError, UnsafeFile, UsageError
@@ -30,9 +30,12 @@ from .store import REFUSED, folder_refusal, load_memory, stat_file, walk
 
 @contextmanager
 def writer_lock(root: Path, timeout: float) -> Iterator[None]:
-    """The single-writer lock: `flock` on `<root>/.index.lock`, released by the OS if we
-    die. The lock file is opened through `rootfs` (no link, FIFO or foreign file)."""
-    with _flock(os.path.join(root, LOCK_FILE), check_timeout(timeout)):
+    """The single-writer lock on `<root>/.index.lock` (`locks.exclusive`: an OS lock through
+    filelock, released by the OS if we die; a lock path that is not a regular file is
+    replaced, never a reason to stop syncing)."""
+    from .locks import exclusive
+
+    with exclusive(os.path.join(root, LOCK_FILE), check_timeout(timeout)):
         yield
 
 
@@ -43,51 +46,15 @@ def check_timeout(timeout: float) -> float:
     return float(timeout)
 
 
-def _open_lock(path: str) -> int:
-    try:
-        return rootfs.open_fd(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except UnsafeFile:
-        raise
-    except OSError as exc:
-        raise OSError(exc.errno, f"cannot take the writer lock {path}: {exc.strerror}") from None
-
-
-@contextmanager
-def _flock(path: str, timeout: float) -> Iterator[None]:
-    fd = _open_lock(path)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise LockTimeout(path, timeout) from None
-                time.sleep(0.05)
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
-
-
 @contextmanager
 def waiting_turn(root: Path) -> Iterator[bool]:
     """Background syncs coalesce: at most one waits for the writer lock per root. Yields
     False when another one already waits: its sync has not walked the files yet, so it will
     see this caller's change too, and this caller can leave at once."""
-    fd = _open_lock(os.path.join(root, WAIT_FILE))
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        yield True
-    finally:
-        os.close(fd)
+    from .locks import attempt
+
+    with attempt(os.path.join(root, WAIT_FILE)) as mine:
+        yield mine
 
 
 @dataclass
@@ -144,6 +111,7 @@ def sync(
     progress: bool = False,
     lock_timeout: float | None = None,
     coalesce: bool = False,
+    if_changed: bool = False,
 ) -> SyncReport:
     """Make the index match the files. `only` limits the diff to some relative paths (a
     write of one file); `rebuild` re-reads everything in place, in one transaction.
@@ -153,6 +121,8 @@ def sync(
     a full incremental sync, which covers their files too."""
     cfg = cfg or load_config(root)
     timeout = check_timeout(cfg["index.lock_timeout_s"] if lock_timeout is None else lock_timeout)
+    if if_changed and not rebuild and only is None and _unchanged(root):
+        return SyncReport()  # no lock, no walk, no semantic pass: the periodic check stays cheap
     with ExitStack() as held:
         if coalesce:
             with waiting_turn(root) as mine:
@@ -163,6 +133,20 @@ def sync(
         else:
             held.enter_context(writer_lock(root, timeout))
         return _repairing(root, lambda: _sync_locked(root, cfg, rebuild=rebuild, only=only, progress=progress))
+
+
+def _unchanged(root: Path) -> bool:
+    """Does the index hold every file as it is (`index.is_current`, no lock taken)?"""
+    try:
+        conn = index.open_reader(root)
+    except index.IndexUnavailable:
+        return False
+    try:
+        return index.is_current(conn, root)
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
 
 
 def _repairing(root: Path, run: Callable[[], SyncReport]) -> SyncReport:
@@ -191,9 +175,11 @@ def sync_files_locked(
     )
 
 
-def _diff_targets(root: Path, only: list[str] | None, problems: dict[str, str], modes: list[int]) -> dict[str, FileStat]:
+def _diff_targets(
+    root: Path, only: list[str] | None, problems: dict[str, str], modes: list[int], ignored: list[str] | None = None
+) -> dict[str, FileStat]:
     if only is None:
-        return walk(root, problems, modes)
+        return walk(root, problems, modes, ignored)
     root_real = os.path.realpath(root)
     found: dict[str, FileStat] = {}
     refused = {folder: folder_refusal(root, folder) for folder in {rel.split("/")[0] for rel in only} if folder in FOLDERS}
@@ -225,12 +211,30 @@ def _diff(
     return to_read, gone
 
 
+def racy(st: FileStat, start_ns: int) -> FileStat:
+    """Git's racy-timestamp rule: a file whose mtime or ctime is not older than the sync's
+    start (less RACY_WINDOW_NS, the coarsest timestamp tick) could be written again within
+    the same tick, leaving the same stat. It is stored with size -1, so the next diff
+    re-reads it whatever its stat says then."""
+    if max(st.mtime_ns, st.ctime_ns) > start_ns - RACY_WINDOW_NS:
+        return FileStat(st.mtime_ns, -1, st.ctime_ns)
+    return st
+
+
+def is_recheck(old: FileStat | None, new: FileStat) -> bool:
+    """A racy file re-read with a stat that did not move: not counted as a change."""
+    return old is not None and old.size == -1 and (old.mtime_ns, old.ctime_ns) == (new.mtime_ns, new.ctime_ns)
+
+
 def pending(root: Path, conn: sqlite3.Connection) -> tuple[int, int]:
     """(new or changed files, removed files) that the next sync would apply: a full walk,
-    for `status`; the hook's cheap check is `index.is_stale`."""
+    for `status`; the hook's cheap check is `index.is_stale`. Racy files the next sync
+    re-reads only in case are not counted."""
     problems: dict[str, str] = {}
     current = walk(root, problems)
-    to_read, gone = _diff(current, *index.stored_stats(conn), problems)
+    docs, bad = index.stored_stats(conn)
+    to_read, gone = _diff(current, docs, bad, problems)
+    to_read = [p for p in to_read if not is_recheck(docs.get(p) or bad.get(p), current[p])]
     return len(to_read), len(gone)
 
 
@@ -244,15 +248,21 @@ def _sync_locked(
     folders_before: dict[str, int] | None = None,
 ) -> SyncReport:
     started = time.perf_counter()
+    start_ns = time.time_ns()
     report = SyncReport()
     conn, why = index.open_writer(root)
     try:
         folder_mtimes = index.folder_mtimes(root)  # before the walk: later changes stay visible
+        # A folder changed within the racy window may change again unseen: `is_stale` says
+        # so once the window has passed, so that one more sync looks.
+        racy_until = start_ns + RACY_WINDOW_NS if any(v > start_ns - RACY_WINDOW_NS for v in folder_mtimes.values()) else 0
         only_list = list(only) if only is not None else None
         if why and only_list is not None:
             only_list = None  # a new or repaired index needs every file, not just these
+        fingerprint = index.stat_fingerprint(root) if only_list is None else None
+        ignored: list[str] | None = [] if only_list is None else None
         modes = [0o777]
-        current = _diff_targets(root, only_list, report.problems, modes)
+        current = _diff_targets(root, only_list, report.problems, modes, ignored)
         docs, bad = index.stored_stats(conn)
         if only_list is not None:
             wanted = set(only_list)
@@ -272,28 +282,39 @@ def _sync_locked(
                 report.removed = index.remove(conn, gone)
                 # A writer killed after COMMIT but before index.md was rewritten left the flag on.
                 lines_changed = bool(report.removed) or bool(why) or bool(index.get_meta(conn).get("index_md_dirty"))
+                racy_files = 0
                 for rel in _insertion_order(to_read):
                     try:
                         mem, st = load_memory(root, rel, max_bytes)
                     except MemoryFileError as exc:
                         report.problems[rel] = str(exc)
-                        lines_changed |= index.mark_invalid(conn, rel, current[rel], str(exc))
+                        st = racy(current[rel], start_ns)
+                        lines_changed |= index.mark_invalid(conn, rel, st, str(exc))
                     else:
+                        recheck = is_recheck(docs.get(rel), st)
+                        st = racy(st, start_ns)
                         lines_changed |= index.upsert(conn, mem, st)
-                        if rel in docs:
-                            report.updated += 1
-                        else:
+                        if rel not in docs:
                             report.added += 1
+                        elif not recheck:
+                            report.updated += 1
+                    racy_files += st.size == -1
                     if bar is not None:
                         bar.update(1)
                 if only_list is None:
-                    index.set_meta(conn, folder_mtimes=folder_mtimes, last_sync_ns=index.now_ns())
+                    if racy_files or racy_until:
+                        fingerprint = None  # `search` syncs again until the racy window has passed
+                    index.set_meta(
+                        conn, folder_mtimes=folder_mtimes, racy_until_ns=racy_until, last_sync_ns=index.now_ns(),
+                        fingerprint=fingerprint,
+                        sync_ms=round((time.perf_counter() - started) * 1000, 1), built_by=built_by(),
+                    )
                 else:
                     index.set_meta(conn, last_write_ns=index.now_ns())
                     if folders_before is not None and index.get_meta(conn).get("folder_mtimes") == folders_before:
-                        index.set_meta(conn, folder_mtimes=folder_mtimes)
+                        index.set_meta(conn, folder_mtimes=folder_mtimes, racy_until_ns=racy_until)
                 count = index.count_documents(conn)
-                index.set_meta(conn, doc_count=count)
+                index.set_meta(conn, doc_count=count, health=health.summarize(conn, ignored))
                 if lines_changed:
                     index.set_meta(conn, index_md_dirty=1)
                 if (rebuild and only_list is None) or len(to_read) > max(1000, count // 10):

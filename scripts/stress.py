@@ -6,13 +6,14 @@
     python scripts/stress.py --only load,faults --seed 7 --json out.json
     python scripts/stress.py --only hostile           # the hostile-root phase alone
     python scripts/stress.py --only semantic          # the semantic channel's faults alone
+    python scripts/stress.py --only freshness         # in-place writers, 1 s timestamps, clock stepped back
 
 Not part of the default test run (tests/test_reliability.py is its fast subset). The code
 is the stress kit, tests/stresskit/ (one module per concern). Exits 1 when any target is
 missed, 0 otherwise. Prints one table: scenario, runs, failures,
 figures, outcome; then the failures in detail and the fuzzing budget.
 
-Five parts:
+Six parts:
 
 * **load**: N processes run the prompt hook exactly as hooks/hooks.json does
   (`python3 -I -S hooks/memindex_hook.py prompt`, JSON on stdin, a new process per call) in
@@ -92,6 +93,13 @@ Five parts:
   cannot load its model exits 1 with one line and backs off; exactly one worker after
   each restart, every worker stops on SIGTERM, and none rooted in the run's folders is
   left at the end.
+
+* **freshness** (tests/stresskit/freshness.py): in-place writers (the same inode, no folder
+  mtime moved) with `search` checked right after each write and the prompt hook (no
+  watcher) until its periodic sync has run; same-size edits and new files in the second of
+  the last sync on a loop-mounted ext2 with 1 s timestamps (skipped where `mount -o loop`
+  is not allowed); spawn guards, the last-sync stamp and file mtimes a day in the future
+  (a clock stepped back). Target: 0 missed memories.
 """
 
 from __future__ import annotations
@@ -117,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="the reduced run (CI): ~15 s of load, 9 kills, a short fuzz")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--only", help="comma-separated: load, faults (= kills,disk,index,locks,perms,commit), fuzz, hostile, semantic")
+    parser.add_argument("--only", help="comma-separated: load, faults (= kills,disk,index,locks,perms,commit), fuzz, hostile, semantic, freshness")
     parser.add_argument("--workers", type=int, help="hook loops in the load scenario (default 8, --quick 4)")
     parser.add_argument("--duration", type=float, help="seconds of load (default 60, --quick 15)")
     parser.add_argument("--kills", type=int, help="kill -9 count (default 60, --quick 9)")

@@ -28,6 +28,7 @@ HOOK_ALLOWED = {
     "memindex.trust",
     "memindex.relevance",
     "memindex.capture.schedule", "memindex.capture.ids",
+    "memindex.health", "memindex.freshen", "memindex.index.fresh", "memindex.dense",
 }
 MAX_LINES = 450
 # Modules allowed past MAX_LINES, each with the reason it must stay one piece.

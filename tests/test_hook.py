@@ -164,7 +164,7 @@ def test_missing_index_of_a_large_store_is_silent_and_synced_in_the_background(
     root = project / ".claude" / "memory"
     for f in root.glob(".index.db*"):
         f.unlink()
-    monkeypatch.setattr(hook, "COLD_SYNC_MAX_FILES", 1)  # the store counts as large
+    monkeypatch.setattr("memindex.freshen.COLD_SYNC_MAX_FILES", 1)  # the store counts as large
     out = hook.run("prompt", prompt_json(project, "stripe webhooks keep failing with a 400 signature error").encode())
     assert out == ""
     assert "background sync" in capsys.readouterr().err
@@ -315,7 +315,7 @@ def test_hook_never_opens_memory_files(project: Path, monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(builtins, "open", spy_open)
     monkeypatch.setattr(os, "open", spy_os_open)
-    monkeypatch.setattr(hook, "spawn_sync", lambda *a, **k: None)
+    monkeypatch.setattr("memindex.freshen.spawn_sync", lambda *a, **k: None)
     out = hook.run("prompt", prompt_json(project, "stripe webhooks keep failing with a 400 signature error").encode())
     assert "stripe-webhook-signature.json" in out
     memory_files = [p for p in opened if p.endswith(".json") and "/.claude/memory/" in p and "memory-config" not in p]

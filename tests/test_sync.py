@@ -32,7 +32,7 @@ from conftest import (
 from memindex import index
 from memindex import sync as sync_mod
 from memindex.config import parse_config
-from memindex.defaults import INDEX_FILE, LOCK_FILE
+from memindex.defaults import INDEX_FILE, INDEX_VERSION, LOCK_FILE
 from memindex.sync import LockTimeout, sync
 
 QUERIES = ["postgres", "redis cache", "deploy rollback canary", "jwt token rotation", "note 7", "kafka"]
@@ -44,6 +44,13 @@ def paths_of(root) -> list[str]:
 
 def counts(report) -> tuple[int, int, int]:
     return report.added, report.updated, report.removed
+
+
+@pytest.fixture
+def settled(monkeypatch):
+    """Files as if written longer ago than the racy-timestamp window (a clock with fine
+    ticks): a second sync re-reads nothing. The rule itself: tests/test_freshness.py."""
+    monkeypatch.setattr(sync_mod, "RACY_WINDOW_NS", 0)
 
 
 def count_reads(monkeypatch) -> list[str]:
@@ -80,7 +87,7 @@ class TestIncremental:
         assert doc_rows(memory_root) == []
         assert (memory_root / "index.md").read_text().count("\n- [") == 0
 
-    def test_second_sync_is_idempotent(self, memory_root, monkeypatch):
+    def test_second_sync_is_idempotent(self, memory_root, monkeypatch, settled):
         populate(memory_root, 30)
         write_raw(memory_root, "decisions/broken.json", "{")
         first = sync(memory_root)
@@ -188,7 +195,7 @@ class TestIncremental:
         assert counts(sync(memory_root)) == (0, 1, 0)
         assert doc_rows(memory_root)[0][3] == "retired"
 
-    def test_is_stale_follows_folder_changes(self, memory_root):
+    def test_is_stale_follows_folder_changes(self, memory_root, settled):
         sync(memory_root)
         conn = index.open_reader(memory_root)
         try:
@@ -228,7 +235,7 @@ class TestIncremental:
 
 
 class TestInvalid:
-    def test_invalid_files_counted_reported_and_not_reread(self, memory_root, monkeypatch):
+    def test_invalid_files_counted_reported_and_not_reread(self, memory_root, monkeypatch, settled):
         write_mem(memory_root, "decision", "good", "Good one", ["a"])
         write_raw(memory_root, "decisions/bad-json.json", '{"category": "decision",\n "title": ,}')
         write_raw(memory_root, "decisions/binary.json", b"\x00\x01\x02\x03")
@@ -303,7 +310,7 @@ class TestInvalid:
         # index.md lists what the index holds: the broken memory must be gone from it too
         assert "soon-bad.json" not in (memory_root / "index.md").read_text()
 
-    def test_unreadable_file_is_reread_after_chmod(self, memory_root, enforce_read_permissions, monkeypatch):
+    def test_unreadable_file_is_reread_after_chmod(self, memory_root, enforce_read_permissions, monkeypatch, settled):
         path = write_mem(memory_root, "decision", "locked", "Locked decision", ["a"])
         os.chmod(path, 0)
         try:
@@ -399,8 +406,8 @@ class TestWalk:
         write_mem(memory_root, "decision", "brief", "Brief visitor", ["a"])
         real_walk = sync_mod.walk
 
-        def racing_walk(root, problems=None, modes=None):
-            found = real_walk(root, problems, modes)
+        def racing_walk(root, problems=None, modes=None, ignored=None):
+            found = real_walk(root, problems, modes, ignored)
             assert "decisions/vanishes.json" in found and "decisions/brief.json" in found
             (memory_root / "decisions" / "vanishes.json").unlink()
             (memory_root / "decisions" / "brief.json").unlink()
@@ -650,8 +657,9 @@ def _corrupt_middle(path: Path) -> None:
 
 
 def _wrong_version(path: Path) -> None:
+    """An older version's index (a newer one's is refused, never rebuilt: test_freshness)."""
     conn = sqlite3.connect(path)
-    conn.execute("PRAGMA user_version=99")
+    conn.execute(f"PRAGMA user_version={INDEX_VERSION - 1}")
     conn.commit()
     conn.close()
 
@@ -907,8 +915,9 @@ def test_a_one_file_sync_on_a_missing_index_indexes_everything(memory_root):
 
 
 def test_the_writer_lock_excludes_filelock_holders_without_importing_it(memory_root, monkeypatch):
-    """The writer lock is plain `flock` (no filelock: a bare python3 runs the plugin's
-    hooks), and it excludes a process holding the same file with filelock."""
+    """The writer lock is filelock's, or the same OS lock from the standard library where
+    filelock is missing (a bare python3 runs the plugin's hooks and their syncs): each
+    excludes the other."""
     import builtins
 
     from filelock import FileLock, Timeout
@@ -934,3 +943,10 @@ def test_the_writer_lock_excludes_filelock_holders_without_importing_it(memory_r
     with sync_mod.writer_lock(memory_root, timeout=0.2):  # the stdlib lock, taken...
         with pytest.raises(Timeout):  # ...keeps a filelock writer out
             FileLock(str(memory_root / ".index.lock")).acquire(timeout=0)
+    monkeypatch.setattr(builtins, "__import__", real_import)
+    with sync_mod.writer_lock(memory_root, timeout=0.2):  # filelock's, taken...
+        with pytest.raises(sync_mod.LockTimeout):  # ...keeps a stdlib writer out
+            monkeypatch.setattr(builtins, "__import__", no_filelock)
+            with sync_mod.writer_lock(memory_root, timeout=0.2):
+                pass
+    monkeypatch.setattr(builtins, "__import__", real_import)

@@ -82,11 +82,12 @@ def indexed(root: Path) -> dict[str, str] | None:
 
 
 def index_rows(root: Path) -> list[tuple]:
-    """Everything a search can see, keyed by path (rowids may differ after a rebuild)."""
+    """Everything a search can see, keyed by path (rowids may differ after a rebuild; the
+    size of a file stored as racy, -1 until re-read, depends on when the sync ran)."""
     conn = index.open_reader(root)
     try:
         return conn.execute(
-            "SELECT d.path, d.mtime_ns, d.size, d.ctime_ns, d.id, d.category, d.title, d.tags,"
+            "SELECT d.path, d.mtime_ns, 0, d.ctime_ns, d.id, d.category, d.title, d.tags,"
             " d.record_status, f.title, f.tags, f.body FROM documents d JOIN fts f ON f.rowid = d.rowid"
             " ORDER BY d.path"
         ).fetchall()

@@ -17,7 +17,18 @@ def register(add: AddParser) -> None:
         "--write-settings", action="store_true",
         help="add the permission rules to .claude/settings.json (kept as it is otherwise; created if missing)",
     )
+    p.add_argument("--nested", action="store_true",
+                   help="create a store here even though a parent folder's project has one (refused otherwise)")
     p.set_defaults(handler=cmd_init)
+
+
+def _store_above(project: Path) -> Path | None:
+    """The memory store of an enclosing project, if `project` is inside one."""
+    for parent in project.parents:
+        candidate = parent.joinpath(*MEMORY_DIR)
+        if candidate.is_dir():
+            return candidate
+    return None
 
 
 def cmd_init(args: argparse.Namespace, root: str | None, cfg: Config) -> int:
@@ -28,6 +39,14 @@ def cmd_init(args: argparse.Namespace, root: str | None, cfg: Config) -> int:
     project = Path(os.path.abspath(args.root or os.getcwd()))
     if project.parts[-2:] == MEMORY_DIR:
         project = project.parent.parent
+    above = _store_above(project)
+    if above is not None and not args.nested:
+        from ..errors import UsageError
+
+        raise UsageError(
+            f"{above.parent.parent} already has a memory store ({above}); memindex run anywhere below it uses that "
+            f"one, so nothing was created in {project}. To keep a separate store here anyway: memindex init --nested"
+        )
     result = init_project(project)
     sync(result.root, progress=False)
     if args.write_settings:

@@ -55,6 +55,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "status": ("status", "counts, index size, last sync, staleness, watcher", True),
     "validate": ("validate", "check every memory file against schema 1.0 (exit 1 if any is invalid)", True),
     "schema": ("validate", "print the JSON Schema of memory files", False),
+    "doctor": ("doctor", "check what you cannot see (the CLI on PATH vs the plugin's hooks, broken or misplaced files, git, worker) and how to fix it", True),
     "watch": ("watch", "keep the index fresh while memory files change (runs until Ctrl-C or SIGTERM)", True),
     "serve": ("serve", "the resident semantic worker of this root: keeps the model warm, answers nearest-memory queries on a private socket", True),
     "save": ("write", "create a new memory from JSON; prints {status, path, id, sha256} as JSON (exit 1 if it exists or is invalid)", True),

@@ -6,7 +6,7 @@ import argparse
 
 from ..config import Config
 from ..defaults import CATEGORIES, CATEGORY_FOLDER, FILE_ANCHOR_MAX
-from ._common import AddParser, clean_arg, emit_json, positive_int
+from ._common import AddParser, clean_arg, emit_json, err, positive_int
 
 EXPLAIN_INTENT = {  # what explain says of an intent that is no kind of memory
     "resume": " (the prompt asks to resume earlier work: the latest session summary on its topic)",
@@ -52,7 +52,18 @@ def cmd_search(args: argparse.Namespace, root: str, cfg: Config) -> int:
         emit_json([{**hit_json(h, prefix), "source": read_source(root, h.path, max_bytes)} for h in hits])
     elif hits:
         print(format_hits(hits, prefix))
+    _attention(root)
     return 0
+
+
+def _attention(root: str) -> None:
+    """One stderr line naming memory files that are invalid, ignored, misplaced,
+    duplicated or renamed by hand (`health.attention`), if any."""
+    from ..health import attention
+
+    note = attention(root)
+    if note:
+        err(note)
 
 
 def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
@@ -63,6 +74,7 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
 
     file = clean_arg(args.file)
     answer = explain(root, cfg, clean_arg(" ".join(args.prompt)) or "", file=file, allow_sync=not args.no_sync)
+    _attention(root)
     if args.json:
         emit_json(answer)
         return 0

@@ -19,7 +19,7 @@ def register(add: AddParser) -> None:
 
 def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Counts, index size, last sync, staleness."""
-    from .. import index
+    from .. import health, index
     from ..index import reads
     from ..store import refusals, walk
     from ..sync import pending
@@ -47,6 +47,7 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
         meta = index.get_meta(conn)
         invalid = reads.invalid_files(conn)
         changed, gone = pending(root, conn)
+        summary = health.read(conn)
     size = sum(os.path.getsize(f"{path}{s}") for s in ("", "-wal") if os.path.exists(f"{path}{s}"))
     last = meta.get("last_sync_ns")
     info.update(
@@ -54,6 +55,7 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
         counts=counts,
         memories=sum(sum(v.values()) for v in counts.values()),
         invalid=invalid,
+        attention=health.counts(summary),
         refused=refusals(root, invalid),
         index_bytes=size,
         last_sync=_iso(last) if isinstance(last, int) else None,
@@ -79,6 +81,9 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
 
     print(f"config:   {status_line(cfg, cfg.source is not None, cfg.trust)}")
     print(f"memories: {info['memories']}  ({len(invalid)} invalid files)")
+    wrong = {k: n for k, n in info["attention"].items() if n and k != "invalid"}
+    if wrong:
+        print("attention: " + ", ".join(f"{n} {health.KINDS[k]}" for k, n in wrong.items()) + " (`memindex doctor`)")
     for category, by_status in counts.items():
         parts = ", ".join(f"{n} {s}" for s, n in by_status.items() if n)
         print(f"  {category:<16} {parts or '0'}")

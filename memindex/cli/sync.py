@@ -16,6 +16,10 @@ def register(add: AddParser) -> None:
         "--coalesce", action="store_true",
         help="leave at once if another sync already waits for the lock (the hooks' background syncs)",
     )
+    p.add_argument(
+        "--if-changed", action="store_true",
+        help="do nothing when one stat of every file says none changed (the prompt hook's periodic sync)",
+    )
     lock_option(p)
     p.set_defaults(handler=cmd_sync)
     p = add("rebuild", example="memindex rebuild")
@@ -44,6 +48,7 @@ def _run(args: argparse.Namespace, root: str, cfg: Config, rebuild: bool) -> int
         progress=not args.json and not args.quiet,
         lock_timeout=args.lock_timeout,
         coalesce=getattr(args, "coalesce", False),
+        if_changed=getattr(args, "if_changed", False),
     )
     if args.json:
         emit_json(report.to_json())

@@ -5,7 +5,7 @@ the write path, all under the lock in `sync`) put in; `reads` is every query rea
 hook, search, status) ask. Readers open it read-only and never touch the memory files.
 """
 
-from ..errors import IndexUnavailable
+from ..errors import IndexTooNew, IndexUnavailable
 from .db import (
     confirm_build,
     describe,
@@ -21,6 +21,7 @@ from .db import (
     set_meta,
     transaction,
 )
+from .fresh import is_current, stat_fingerprint, sync_due
 
 # The writer side loads only when a writer asks for it: the prompt hook reads.
 _ROWS = frozenset({
@@ -38,8 +39,9 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
-    "IndexUnavailable", "PREFIX_MARK", "confirm_build", "describe", "folder_mtimes", "get_meta", "index_path", "is_corruption",
-    "is_stale", "mark_invalid", "now_ns", "open_reader", "open_writer", "remove", "remove_db_files", "reset",
-    "set_meta", "stored_stats", "tag_key", "upsert", "transaction", "count_documents", "count_invalid",
+    "IndexTooNew", "IndexUnavailable", "PREFIX_MARK", "confirm_build", "describe", "folder_mtimes", "get_meta", "index_path",
+    "is_corruption", "is_current", "is_stale", "mark_invalid", "now_ns", "open_reader", "open_writer", "remove",
+    "remove_db_files", "reset", "set_meta", "stat_fingerprint", "stored_stats", "sync_due", "tag_key", "upsert",
+    "transaction", "count_documents", "count_invalid",
     "index_md_lines", "optimize",
 ]

@@ -5,9 +5,14 @@ from __future__ import annotations
 import os
 import time
 
-from ..defaults import FOLDERS, INDEX_FILE, INDEX_VERSION, TOKENIZER
+from ..defaults import (
+    FOLDERS,
+    INDEX_FILE,
+    INDEX_VERSION,
+    TOKENIZER,
+)
 from .. import provenance, rootfs
-from ..errors import IndexUnavailable, UnsafeFile
+from ..errors import IndexTooNew, IndexUnavailable, UnsafeFile
 from ..lean import loads, sqlite3
 
 
@@ -134,6 +139,8 @@ def _open_ro(path: str, uri: str, busy_ms: int) -> sqlite3.Connection:
     try:
         _pragmas(conn, busy_ms)
         version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > INDEX_VERSION:
+            raise too_new(conn, path, version)
         if version != INDEX_VERSION:
             raise IndexUnavailable(
                 f"index {path} has version {version}, this memindex needs {INDEX_VERSION} (run `memindex sync`)"
@@ -247,15 +254,21 @@ def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str |
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA cache_size=-65536")  # 64 MiB: a large sync's b-tree pages stay in memory
             version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > INDEX_VERSION:  # an older memindex never rebuilds a newer one's index
+                raise too_new(conn, path, version)
             damage = _damage(conn) if version == INDEX_VERSION else None
             if version == INDEX_VERSION and damage is None:
                 return conn, reason
             reason = reason or damage or f"index had version {version}, expected {INDEX_VERSION}"
             conn.execute("BEGIN IMMEDIATE")
             _create(conn)
+            set_meta(conn, built_by=built_by())
             conn.execute("COMMIT")
             confirm_build(conn)
             return conn, reason
+        except IndexTooNew:
+            conn.close()
+            raise
         except UnsafeFile as exc:  # no folder of this user can hold the build record
             conn.close()
             raise IndexUnavailable(f"cannot build the index {path}: {exc}") from None
@@ -268,6 +281,34 @@ def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str |
             reason = f"index was corrupt ({exc})"
             remove_db_files(path)
     raise AssertionError("unreachable")
+
+
+def built_by() -> dict[str, object]:
+    """Which memindex builds this index: its version, index version and location."""
+    from .. import __version__
+
+    return {"version": __version__, "index_version": INDEX_VERSION,
+            "location": os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))}
+
+
+def too_new(conn: sqlite3.Connection, path: str, version: int) -> IndexTooNew:
+    """The refusal of an index a newer memindex built, naming both sides and what to do.
+
+    Decided (docs/reliability.md, "One index, two versions"): the newer side upgrades an
+    older index once; the older side refuses and says so, instead of rebuilding it back."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'built_by'").fetchone()
+        other = loads(row[0]) if row else {}
+    except (sqlite3.Error, ValueError, TypeError):
+        other = {}
+    other = other if isinstance(other, dict) else {}
+    mine = built_by()
+    them = f"memindex {other.get('version', '?')} at {other.get('location', '?')}" if other else "a newer memindex"
+    return IndexTooNew(
+        f"index {path} has version {version}, built by {them}; this memindex {mine['version']} at "
+        f"{mine['location']} reads version {INDEX_VERSION} and will not rebuild it: upgrade this one "
+        f"(`pip install -U` from the plugin's folder, or run the plugin's own `memindex`; `memindex doctor` says which)"
+    )
 
 
 def set_meta(conn: sqlite3.Connection, **values: object) -> None:
@@ -333,12 +374,16 @@ def folder_mtimes(root: str | os.PathLike[str]) -> dict[str, int]:
 
 
 def is_stale(conn: sqlite3.Connection, root: str | os.PathLike[str]) -> bool:
-    """The cheap check: have the category folders changed since the last sync?"""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'folder_mtimes'").fetchone()
-    if row is None:
+    """The cheap check: have the category folders changed since the last sync, or has the
+    racy window of a folder the last sync saw change just then passed (on 1 s timestamps a
+    file created in that second leaves the folder's mtime as the sync saw it)?"""
+    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('folder_mtimes', 'racy_until_ns')"))
+    if "folder_mtimes" not in meta:
         return True
     try:
-        return loads(row[0]) != folder_mtimes(root)
+        if loads(meta["folder_mtimes"]) != folder_mtimes(root):
+            return True
+        return time.time_ns() >= int(loads(meta.get("racy_until_ns", "0")) or 0) > 0
     except (ValueError, TypeError):
         return True  # damaged: the sync it triggers repairs it
 

@@ -148,8 +148,21 @@ def by_related_file(conn: sqlite3.Connection, names: Iterable[str]) -> list[tupl
 
 
 def changed_since(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, int]:
-    """rowid -> the memory file's mtime_ns."""
-    return dict(conn.execute(f"SELECT rowid, mtime_ns FROM documents WHERE rowid IN {IN_LIST}", (json_list(rowids),)))
+    """rowid -> when the memory file last changed (ns): its ctime, which `cp -p`, `rsync -a`
+    or `tar x` cannot set back as they do the mtime (the later of the two, to be safe)."""
+    return dict(conn.execute(
+        f"SELECT rowid, max(mtime_ns, ctime_ns) FROM documents WHERE rowid IN {IN_LIST}", (json_list(rowids),)
+    ))
+
+
+def vectors_version(conn: sqlite3.Connection) -> int:
+    """The index's `vectors_version` stamp as the worker reads it (`index.vectors.version`:
+    0 when never set or unreadable)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'vectors_version'").fetchone()
+    try:
+        return int(row[0]) if row is not None else 0
+    except (TypeError, ValueError):
+        return 0
 
 
 # --- ranking --------------------------------------------------------------------------

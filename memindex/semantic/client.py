@@ -281,7 +281,7 @@ def start(root: str | os.PathLike[str], parent_pid: int | None = None) -> None:
             return
         from .. import rootfs
 
-        if rootfs.single_flight(os.path.join(root, SERVE_SPAWN_MARKER), SPAWN_GUARD_S):
+        if rootfs.single_flight(os.path.join(root, SERVE_SPAWN_MARKER), SPAWN_GUARD_S, FAIL_BACKOFF_S):
             _spawn(root, parent_pid)
     except Exception as exc:
         _log(root, f"could not start the worker: {type(exc).__name__}: {exc}")
@@ -292,7 +292,9 @@ def restart(root: str | os.PathLike[str], parent_pid: int | None = None) -> None
     guard file is looked at first, so that within SPAWN_GUARD_S of the last start (or
     during a back-off) this costs one lstat."""
     try:
-        if time.time() - os.lstat(os.path.join(os.fspath(root), SERVE_SPAWN_MARKER)).st_mtime < SPAWN_GUARD_S:
+        from ..rootfs import expired
+
+        if not expired(os.lstat(os.path.join(os.fspath(root), SERVE_SPAWN_MARKER)).st_mtime, SPAWN_GUARD_S, FAIL_BACKOFF_S):
             return
     except OSError:
         pass

@@ -14,7 +14,6 @@ from __future__ import annotations
 import errno
 import os
 import time
-from pathlib import Path
 
 from .. import rootfs
 from ..defaults import WATCH_MARKER
@@ -29,6 +28,8 @@ except ImportError:  # pragma: no cover  (Windows)
 
 
 def marker_path(root: Path) -> Path:
+    from pathlib import Path  # not on the prompt hook's path (`watcher_pid` joins strings)
+
     return Path(root) / WATCH_MARKER
 
 
@@ -76,7 +77,7 @@ def _locked_by_someone(path: Path) -> bool | None:
 
 def watcher_pid(root: Path) -> int | None:
     """The pid of the live watcher of `root`, or None (a stale marker counts as none)."""
-    return owner_pid(marker_path(root))
+    return owner_pid(os.path.join(root, WATCH_MARKER))
 
 
 def owner_pid(path: Path) -> int | None:
@@ -94,6 +95,8 @@ class Marker:
     resident worker's): `claim()`, `still_ours()`, `release()`."""
 
     def __init__(self, root: Path, name: str = WATCH_MARKER) -> None:
+        from pathlib import Path
+
         self.path = Path(root) / name
         self.fd: int | None = None
         self.ident: tuple[int, int] | None = None

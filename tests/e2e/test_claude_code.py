@@ -511,3 +511,21 @@ def _add_fillers(root: Path, n: int) -> None:
             "retired_at": None, "retired_reason": None, "archived_at": None, "archived_reason": None,
         }
         (folder / f"filler-{i:05d}.json").write_text(json.dumps(doc))
+
+
+def test_session_start_tells_the_user_about_broken_memories_not_the_model(claude, demo_project):
+    """Issue 26, finding 7: a memory with a JSON typo vanished without a word. The
+    SessionStart hook's `systemMessage` (Claude Code's "Warning message shown to the
+    user") names it; the model's request does not carry it."""
+    broken = demo_project / ".claude" / "memory" / "decisions" / "typo.json"
+    broken.write_text('{"category": "decision", "title": "Broken",')
+    memindex(demo_project, "sync", "--quiet")
+    run = claude(demo_project, "hi", script=[say("Hello.")])
+    [start] = run.hook("SessionStart")
+    assert start["exit_code"] == 0
+    said = json.loads(start["stdout"])
+    assert "decisions/typo.json" in said["systemMessage"] and "memindex doctor" in said["systemMessage"]
+    # Read as JSON, not plain stdout: plain SessionStart stdout would reach the model as context.
+    assert not any("typo.json" in t for _, _, t in message_texts(run.last_body))
+    # `claude -p --output-format stream-json` emits no event of its own for it (2.1.197): the
+    # message is for the interactive UI, which this suite does not drive.

@@ -19,6 +19,7 @@ from .faults import (
     scenario_lock_faults,
     scenario_permission_faults,
 )
+from .freshness import scenario_freshness
 from .harness import Context, Row, print_table
 from .hostile import scenario_hostile
 from .kills import scenario_kills
@@ -38,6 +39,7 @@ SCENARIOS: dict[str, Callable[[Context], None]] = {
     "fuzz": scenario_fuzz,
     "hostile": scenario_hostile,
     "semantic": scenario_semantic,
+    "freshness": scenario_freshness,
 }
 GROUPS = {"faults": ["kills", "disk", "index", "locks", "perms", "commit"]}
 
@@ -45,7 +47,7 @@ GROUPS = {"faults": ["kills", "disk", "index", "locks", "perms", "commit"]}
 def scenario_names(only: str | None) -> list[str]:
     """The scenarios an `--only` value names (groups expanded); ValueError on unknown ones."""
     names: list[str] = []
-    for part in (only or "load,faults,fuzz,hostile,semantic").split(","):
+    for part in (only or "load,faults,fuzz,hostile,semantic,freshness").split(","):
         names += GROUPS.get(part.strip(), [part.strip()])
     unknown = [n for n in names if n not in SCENARIOS]
     if unknown:
