@@ -19,8 +19,7 @@ from .defaults import (
     FOLDERS,
     JSON_MAX_DEPTH,
     JSON_MAX_DIGITS,
-    QUESTION_MAX_CHARS,
-    QUESTIONS_MAX,
+    QUESTION_MAX_CHARS, QUESTIONS_MAX,
     RECORD_STATUSES,
     TAG_MAX_CHARS,
     TAGS_INDEX_MAX,
@@ -332,12 +331,11 @@ def _tags(value: Any, problems: list[str]) -> list[str]:
 
 
 def _questions(value: Any, problems: list[str]) -> list[str]:
-    """The `questions` indexed: at most QUESTIONS_MAX of at most QUESTION_MAX_CHARS each
-    (a hand-written file over the bounds is indexed within them, and told)."""
-    questions = _str_list(value)
-    if len(questions) > QUESTIONS_MAX or any(len(q) > QUESTION_MAX_CHARS for q in questions):
+    """The `questions` indexed: a hand-written file over the bounds is indexed within them, and told."""
+    kept = [q[:QUESTION_MAX_CHARS] for q in _str_list(value)[:QUESTIONS_MAX]]
+    if kept != _str_list(value):
         problems.append(f"'questions': only the first {QUESTIONS_MAX}, of at most {QUESTION_MAX_CHARS} characters, are indexed")
-    return [q[:QUESTION_MAX_CHARS] for q in questions[:QUESTIONS_MAX]]
+    return kept
 
 
 def to_memory(rel: str, data: Any) -> Memory:
