@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .config import Config
+from .defaults import CAPTURE_TAG
 from .hits import Hit
 from .text import sanitize_tag, sanitize_title
 
@@ -40,7 +41,10 @@ def search_hits(
     progress: bool = False,
 ) -> list[Hit]:
     """Ranked memories for a query: BM25, fused with the dense ranking when
-    `semantic.enabled` (and not `lexical`). `limit` defaults to retrieval.search_limit."""
+    `semantic.enabled` (and not `lexical`). `limit` defaults to retrieval.search_limit.
+    Captured session summaries come after the memories someone wrote on purpose: they
+    repeat the session's own prompts, so they match them best (the prompt hook leaves
+    them out altogether)."""
     from .query import Filters, Params, search
     from .reader import open_fresh_reader
 
@@ -50,10 +54,12 @@ def search_hits(
         limit = limit if limit is not None else cfg["retrieval.search_limit"]
         if cfg["semantic.enabled"] and not lexical:
             conn = _embedded(conn, root, cfg, allow_sync=allow_sync, progress=progress)
-            return _fused(conn, root, cfg, text, limit, Params.from_config(cfg), filters)
-        return search(conn, text, limit=limit, params=Params.from_config(cfg), filters=filters, related=True)
+            hits = _fused(conn, root, cfg, text, limit, Params.from_config(cfg), filters)
+        else:
+            hits = search(conn, text, limit=limit, params=Params.from_config(cfg), filters=filters, related=True)
     finally:
         conn.close()
+    return sorted(hits, key=lambda h: CAPTURE_TAG in h.tags)  # stable: each part keeps its order
 
 
 def _embedded(conn, root: str, cfg: Config, allow_sync: bool, progress: bool):
@@ -154,7 +160,7 @@ def explain(root: str, cfg: Config, prompt: str, file: str | None = None, allow_
     if file is not None:
         semantic = "not used by the PreToolUse hook"
     elif cfg["semantic.enabled"]:  # the hook asks the worker; so does explain (it never starts one)
-        from .defaults import DENSE_K
+        from .defaults import CAPTURE_TAG, DENSE_K
         from .semantic import client
 
         pending = client.begin(root, dense_text(prompt, [], cfg), k=DENSE_K, budget_s=1.0)

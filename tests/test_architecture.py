@@ -32,11 +32,7 @@ HOOK_ALLOWED = {
 }
 MAX_LINES = 450
 # Modules allowed past MAX_LINES, each with the reason it must stay one piece.
-LONG_MODULES: dict[str, str] = {
-    "memindex.hook": "the one entry point of every Claude Code hook event (the prompt path, the file hooks, SessionStart, "
-    "Stop with capture and save prompts, SessionEnd): each handler a few lines over its engine; split, the prompt "
-    "hook would load a second module on every prompt",
-}
+LONG_MODULES: dict[str, str] = {}
 
 
 def _modules() -> dict[str, Path]:

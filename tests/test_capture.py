@@ -425,3 +425,24 @@ def test_where_did_we_leave_off_never_answers_with_this_very_session(memory_root
     assert f"session-{earlier}.json" in proc.stdout and now_sid not in proc.stdout, proc.stdout + proc.stderr
     other, _ = hook("prompt", {**payload, "session_id": "another-session"})
     assert f"session-{now_sid}.json" in other.stdout  # the latest, for any other session
+
+
+def test_search_lists_captured_summaries_after_memories_written_on_purpose(memory_root: Path, tmp_path: Path) -> None:
+    """A captured summary repeats the session's own prompts, so it is the best word match
+    for them; `memindex search` (and the MCP search tool) list it after the others."""
+    from memindex.recall import search_hits
+
+    cfg = parse_config({})
+    capture_transcript(str(memory_root), cfg, str(session().write(tmp_path / f"{SID}.jsonl")))
+    prompt = "make the invoice export skip cancelled orders, customers see them twice"
+    runbook = {"title": "PDF export duplicates", "tags": ["pdf"],
+               "content": {"trigger": "customers see an order twice in the PDF export",
+                           "steps": ["dedupe the rows"], "verification": "count rows"}}
+    assert run_cli("--root", str(memory_root), "save", "--category", "runbook", "--data", json.dumps(runbook)).returncode == 0
+    from memindex.query import search
+    from memindex import index
+
+    with index.open_reader(memory_root) as conn:  # by words alone the summary wins: it holds the prompt
+        assert search(conn, prompt, limit=5)[0].path == f"{CAPTURE_FOLDER}/session-{SID}.json"
+    ranked = [h.path for h in search_hits(str(memory_root), cfg, prompt)]
+    assert ranked == ["runbooks/pdf-export-duplicates.json", f"{CAPTURE_FOLDER}/session-{SID}.json"]

@@ -19,22 +19,18 @@ from memindex.config import Config, parse_config
 from memindex.inject import candidate_pool, decide
 from memindex.sync import sync
 from test_hook import put
+from test_inject import project  # noqa: F401 (the fixture)
 
 REPO = Path(__file__).resolve().parent.parent
 CALIBRATED = {"retrieval": {"match_strategy": "calibrated"}}
 
 
 @pytest.fixture()
-def root(tmp_path: Path) -> Path:
-    root = tmp_path / "proj" / ".claude" / "memory"
-    put(root, "runbook", "stripe-webhook-signature", "Stripe webhook signature failures", ["stripe", "webhooks"],
-        "Webhook returns 400 because STRIPE_WEBHOOK_SECRET differs between staging and production.")
-    put(root, "decision", "jwt-over-session-cookies", "Chose JWT over session cookies", ["auth", "jwt"],
-        "Mobile clients cannot share the web session cookie, so access tokens are short-lived JWTs.")
-    put(root, "constraint", "rds-max-connections", "RDS max_connections is 400", ["postgres", "rds"],
-        "The db.r6g.large instance allows 400 connections; pgbouncer pools them in transaction mode.")
-    for i, topic in enumerate(["billing export", "booking widget", "search ranking", "image resizing", "email digests"]):
-        put(root, "session_summary", f"2026-10-0{i + 1}-s", f"Session: {topic} cleanup", [topic.split()[0]],
+def root(project: Path) -> Path:
+    """test_inject's store, with more session summaries (a store of a few kinds)."""
+    root = project / ".claude" / "memory"
+    for i, topic in enumerate(["search ranking", "image resizing", "email digests"]):
+        put(root, "session_summary", f"2026-10-0{i + 5}-s", f"Session: {topic} cleanup", [topic.split()[0]],
             f"Cleaned up the {topic} code and its tests.")
     sync(root, Config())
     return root

@@ -22,7 +22,7 @@ from memindex.query import Params
 from memindex.relevance import features
 from memindex.sync import sync
 
-from .memory import NOW, Strategy, earlier_turns
+from .memory import NOW, Strategy, earlier_turns, inject_metrics
 from .sets import Store, is_holdout
 
 
@@ -133,24 +133,12 @@ def picks(scored: list[tuple[str, float]], threshold: float, max_inject: int = 3
 
 
 def policy_metrics(prompts: list[Prompt], chosen: list[list[str]]) -> dict[str, float]:
-    """Micro precision of injections, grade-2 recall, negatives injected (as memory.inject_metrics)."""
-    injected = relevant = must = must_hit = neg = neg_inject = 0
-    for p, got in zip(prompts, chosen):
-        if p.negative:
-            neg += 1
-            neg_inject += bool(got)
-            continue
-        injected += len(got)
-        relevant += sum(1 for path in got if p.judgments.get(path, 0) >= 1)
-        grade2 = [path for path, g in p.judgments.items() if g >= 2]
-        must += len(grade2)
-        must_hit += sum(1 for path in grade2 if path in got)
-    return {
-        "precision": relevant / injected if injected else 0.0,
-        "recall_g2": must_hit / must if must else 0.0,
-        "false_inject": neg_inject / neg if neg else 0.0,
-        "injected": injected, "negatives": neg, "neg_injected": neg_inject,
-    }
+    """`memory.inject_metrics` of these injections, with the counts behind its negatives' share."""
+    queries = [{"id": str(i), "judgments": p.judgments} for i, p in enumerate(prompts)]
+    m = inject_metrics(queries, {str(i): {"inject": got} for i, got in enumerate(chosen)})
+    neg = sum(1 for p in prompts if p.negative)
+    return {**m, "injected": sum(len(got) for p, got in zip(prompts, chosen) if not p.negative),
+            "negatives": neg, "neg_injected": sum(1 for p, got in zip(prompts, chosen) if p.negative and got)}
 
 
 def model_choice(prompts: list[Prompt], scored: list[list[tuple[str, float]]], threshold: float,
