@@ -9,7 +9,7 @@ from __future__ import annotations
 SCHEMA_VERSION = "1.0"
 # Bump when the index layout or the text it stores changes: every writer rebuilds an index
 # whose PRAGMA user_version differs, every reader reports it.
-INDEX_VERSION = 12
+INDEX_VERSION = 13
 
 MEMORY_DIR = (".claude", "memory")
 INDEX_FILE = ".index.db"
@@ -101,6 +101,9 @@ TAGS_MAX = 12  # shown per memory
 # Bounds on what a memory file may make memindex do (a file is untrusted input).
 TAGS_INDEX_MAX = 64  # tags indexed per memory; more are reported and dropped
 TAG_MAX_CHARS = 100
+# `questions`: phrasings a memory answers, written at save time (docs/memory-format.md)
+QUESTIONS_MAX = 8
+QUESTION_MAX_CHARS = 200
 FILES_INDEX_MAX = 64  # related files indexed per memory (file-anchored recall)
 DENSE_K = 20  # the semantic worker's nearest memories the injection policy is told per prompt
 NEAREST_CANDIDATES = 3  # the calibrated policy also scores the prompt's this many nearest memories by meaning
@@ -187,7 +190,7 @@ KEY_FIELDS: dict[str, tuple[str, ...]] = {
 }
 # The order of keys in a file memindex writes (unknown keys follow, as they came).
 KEY_ORDER = (
-    "schema_version", "category", "id", "title", "created_at", "updated_at", "tags", "content",
+    "schema_version", "category", "id", "title", "created_at", "updated_at", "tags", "questions", "content",
     "related_files", "confidence", "record_status", "changes", "times_updated",
     "retired_at", "retired_reason", "archived_at", "archived_reason",
 )

@@ -42,7 +42,7 @@ class Params:
     """Ranking knobs; defaults come from `defaults` and `memory-config.json`."""
 
     __slots__ = (
-        "title_weight", "tags_weight", "body_weight", "prefix_min_len", "prefix_mode",
+        "title_weight", "tags_weight", "body_weight", "questions_weight", "prefix_min_len", "prefix_mode",
         "max_terms", "max_postings", "max_df_ratio", "kind_weight", "related_weight", "df_floor",
     )
 
@@ -51,6 +51,7 @@ class Params:
         title_weight: float = DEFAULTS["retrieval.column_weights.title"],  # type: ignore[assignment]
         tags_weight: float = DEFAULTS["retrieval.column_weights.tags"],  # type: ignore[assignment]
         body_weight: float = DEFAULTS["retrieval.column_weights.body"],  # type: ignore[assignment]
+        questions_weight: float = DEFAULTS["retrieval.column_weights.questions"],  # type: ignore[assignment]
         prefix_min_len: int = PREFIX_MIN_LEN,
         prefix_mode: str = PREFIX_MODE,  # "none" | "prefix" | "both"
         max_terms: int = MAX_QUERY_TERMS,
@@ -61,6 +62,7 @@ class Params:
         df_floor: int = DF_FLOOR,
     ) -> None:
         self.title_weight, self.tags_weight, self.body_weight = title_weight, tags_weight, body_weight
+        self.questions_weight = questions_weight
         self.kind_weight, self.related_weight = kind_weight, related_weight
         self.prefix_min_len, self.prefix_mode = prefix_min_len, prefix_mode
         self.max_terms, self.max_postings, self.max_df_ratio = max_terms, max_postings, max_df_ratio
@@ -77,6 +79,7 @@ class Params:
             title_weight=cfg["retrieval.column_weights.title"],
             tags_weight=cfg["retrieval.column_weights.tags"],
             body_weight=cfg["retrieval.column_weights.body"],
+            questions_weight=cfg["retrieval.column_weights.questions"],
         )
 
 
@@ -285,7 +288,7 @@ def search(
     if match is None or limit <= 0:
         return []
     where, args = where_clause(filters, now)
-    weights = (params.title_weight, params.tags_weight, params.body_weight, params.kind_weight)
+    weights = (params.title_weight, params.tags_weight, params.body_weight, params.kind_weight, params.questions_weight)
     depth = limit * RELATED_DEPTH if related else limit  # word matches ranked
     want = depth + 5  # a few more, so that exact ties can be ordered by category
     fetch = 2 * want  # retired memories take places until they are replaced

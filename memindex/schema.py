@@ -6,7 +6,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .defaults import CATEGORIES, CATEGORY_FOLDER, FOLDERS, RECORD_STATUSES, SCHEMA_VERSION, SOURCE_KINDS, TAGS_MAX, TITLE_MAX
+from .defaults import (
+    CATEGORIES, CATEGORY_FOLDER, FOLDERS, QUESTION_MAX_CHARS, QUESTIONS_MAX, RECORD_STATUSES, SCHEMA_VERSION,
+    SOURCE_KINDS, TAGS_MAX, TITLE_MAX,
+)
 from .errors import short
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
@@ -141,6 +144,12 @@ def memory_schema(category: str) -> dict[str, Any]:
             "created_at": _TIME,
             "updated_at": _TIME,
             "tags": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1, "maxItems": TAGS_MAX},
+            # optional: how the memory will be asked for (symptoms, everyday phrasings), indexed
+            "questions": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1, "maxLength": QUESTION_MAX_CHARS},
+                "maxItems": QUESTIONS_MAX,
+            },
             "content": CONTENT[category],
             "related_files": _STRS,
             "confidence": {"type": "number", "minimum": 0, "maximum": 1},

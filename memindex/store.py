@@ -19,6 +19,7 @@ from .defaults import (
     FOLDERS,
     JSON_MAX_DEPTH,
     JSON_MAX_DIGITS,
+    QUESTION_MAX_CHARS, QUESTIONS_MAX,
     RECORD_STATUSES,
     TAG_MAX_CHARS,
     TAGS_INDEX_MAX,
@@ -148,6 +149,7 @@ class Memory:
     confidence: float | None = None
     problems: list[str] = field(default_factory=list)
     successors: list[str] = field(default_factory=list)  # memories named as replacements
+    questions: list[str] = field(default_factory=list)  # phrasings it answers (own FTS5 column)
 
 
 def read_bytes(root: str | os.PathLike[str], rel: str, max_bytes: int) -> tuple[bytes, FileStat]:
@@ -328,6 +330,14 @@ def _tags(value: Any, problems: list[str]) -> list[str]:
     return tags
 
 
+def _questions(value: Any, problems: list[str]) -> list[str]:
+    """The `questions` indexed: a hand-written file over the bounds is indexed within them, and told."""
+    kept = [q[:QUESTION_MAX_CHARS] for q in _str_list(value)[:QUESTIONS_MAX]]
+    if kept != _str_list(value):
+        problems.append(f"'questions': only the first {QUESTIONS_MAX}, of at most {QUESTION_MAX_CHARS} characters, are indexed")
+    return kept
+
+
 def to_memory(rel: str, data: Any) -> Memory:
     """Build the indexable record, or raise MemoryFileError if it cannot be indexed."""
     if not isinstance(data, dict):
@@ -375,6 +385,7 @@ def to_memory(rel: str, data: Any) -> Memory:
         confidence=float(confidence) if confidence is not None else None,
         problems=problems,
         successors=successor_refs(data) if status != "active" else [],
+        questions=_questions(data.get("questions"), problems),
     )
     return mem
 

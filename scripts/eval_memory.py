@@ -8,6 +8,8 @@
     python scripts/eval_memory.py --sessions           # tokens per multi-turn session, session awareness on and off
     python scripts/eval_memory.py --through-hook [--semantic]   # each prompt through the real hook command (and worker)
     python scripts/eval_memory.py --file-hook          # what the PreToolUse hook adds when the named files are opened
+    python scripts/eval_memory.py --questions          # each memory with its blind questions (evalsets/*/questions.json)
+    python scripts/eval_memory.py --questions-compare [--weights 1 2 3 5] [--semantic]   # with and without, per weight
 
 Auto-inject (what the prompt hook injects): precision of injected memories, recall of the
 grade-2 ("must inject") memories, share of negative prompts that got an injection, silent
@@ -42,7 +44,18 @@ def main(argv: list[str] | None = None) -> int:
                              "(with --semantic: the real worker answers it), and compare with the in-process policy")
     parser.add_argument("--file-hook", action="store_true",
                         help="what the PreToolUse hook adds when the assistant opens the files the prompts name")
+    parser.add_argument("--questions", action="store_true",
+                        help="add each memory's blind questions (evalsets/<set>/questions.json) to its copy before indexing")
+    parser.add_argument("--questions-compare", action="store_true",
+                        help="every local set with and without questions, per questions column weight (--weights)")
+    parser.add_argument("--weights", type=float, nargs="+", default=None, help="questions column weights (--questions-compare)")
     args = parser.parse_args(argv)
+    if args.questions_compare:
+        from memindex.evaluation.questions import LOCAL_SETS, WEIGHTS, compare, print_compare
+
+        names = tuple(s for s in args.sets if s in LOCAL_SETS) if args.sets != list(SETS) else LOCAL_SETS
+        print_compare(compare(names, args.weights or WEIGHTS, args.semantic))
+        return 0
     if args.file_hook:
         from memindex.evaluation.sessions import evaluate_file_hook
 
@@ -51,8 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.through_hook:
         from memindex.evaluation.hookrun import run_hook_suite
 
-        sets_from = (lambda tmp: local_set(args.set.name, args.set, tmp)) if args.set else None
-        run_hook_suite(tuple(args.sets), args.semantic, sets_from=sets_from)
+        sets_from = (lambda tmp: local_set(args.set.name, args.set, tmp, args.questions)) if args.set else None
+        run_hook_suite(tuple(args.sets), args.semantic, sets_from=sets_from, questions=args.questions)
         return 0
     if args.sessions:
         from memindex.evaluation.sessions import evaluate_sessions
@@ -60,11 +73,11 @@ def main(argv: list[str] | None = None) -> int:
         evaluate_sessions()
         return 0
     if args.set:
-        evaluate_set(args.set, variants=args.variants, kinds=args.kinds, semantic=args.semantic)
+        evaluate_set(args.set, variants=args.variants, kinds=args.kinds, semantic=args.semantic, questions=args.questions)
         return 0
     chosen = [s for s in strategies(args.variants, args.semantic)
               if args.variants or args.baseline or "product defaults" in s.name or s.semantic]
-    print_suite(run_suite(chosen, tuple(args.sets)))
+    print_suite(run_suite(chosen, tuple(args.sets), questions=args.questions))
     print("\ndev: settings may be chosen on it; holdout: a fixed 30% of each set's queries, never used to choose.")
     print("tokens/prompt: characters of the injected block / 4, over all prompts (negatives included).")
     return 0

@@ -76,6 +76,7 @@ NEUTRAL = {
     "retrieval.column_weights.title": "ranking weights; the injection thresholds still apply",
     "retrieval.column_weights.tags": "ranking weights; the injection thresholds still apply",
     "retrieval.column_weights.body": "ranking weights; the injection thresholds still apply",
+    "retrieval.column_weights.questions": "ranking weights; the injection thresholds still apply",
     "retrieval.transcript_context.enabled": "reads the user's own transcript to enrich the query; the thresholds still apply",
     "retrieval.transcript_context.max_turns": "how much of the user's transcript enriches the query (0..10)",
     "retrieval.transcript_context.tail_bytes": "bounded read of the user's transcript",

@@ -106,7 +106,9 @@ def is_str_list(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
-ONLY_SOME = {"source"}  # fields only some memories have: provenance, of imported or captured ones
+# fields only some memories have: provenance, of imported or captured ones; `questions`
+# (a set keeps them apart, in questions.json)
+ONLY_SOME = {"source", "questions"}
 
 
 def check_conventions(data: dict, conv: Conventions) -> list[str]:

@@ -136,16 +136,18 @@ def _run_store(store: Store, semantic: bool, scratch: Path, python: str) -> tupl
 
 
 def run_hook_suite(names: tuple[str, ...] = SETS, semantic: bool = False, out: Callable[[str], None] = print,
-                   sets_from: Callable[[Path], list[Store]] | None = None) -> dict[tuple[str, str], dict[str, float]]:
+                   sets_from: Callable[[Path], list[Store]] | None = None,
+                   questions: bool = False) -> dict[tuple[str, str], dict[str, float]]:
     """(set, slice) -> metrics of what the hook injected; prints the table and every
-    prompt where the hook and the in-process policy differ."""
+    prompt where the hook and the in-process policy differ. With `questions`, each memory
+    carries its blind questions (`sets.add_questions`)."""
     per_set: dict[str, tuple[list[dict], dict[str, dict]]] = {}
     worker_queries: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="memindex-hookrun-") as tmp_name:
         tmp = Path(tmp_name)
         scratch = tmp / "transcripts"
         scratch.mkdir()
-        stores = sets_from(tmp) if sets_from else all_sets(tmp, names)
+        stores = sets_from(tmp) if sets_from else all_sets(tmp, names, questions)
         for store in stores:
             results, asked = run_store(store, semantic, scratch)
             worker_queries[store.set_name] = worker_queries.get(store.set_name, 0) + asked

@@ -30,7 +30,7 @@ from memindex.sync import sync
 from memindex.transcript import recent_user_turns
 
 from .metrics import evaluate, table
-from .sets import copy_store
+from .sets import add_questions, copy_store
 
 NOW = datetime(2026, 11, 22, tzinfo=timezone.utc)  # fixed: recency and retention are reproducible
 SEARCH = [R @ 10, R(rel=2) @ 10, RR, nDCG @ 10]
@@ -238,14 +238,17 @@ def by_kind(queries: list[dict], results: dict[str, dict]) -> list[list[object]]
 
 
 def evaluate_set(folder: Path, variants: bool = False, kinds: bool = False, out=print,
-                 semantic: bool = False) -> dict[str, dict]:
+                 semantic: bool = False, questions: bool = False) -> dict[str, dict]:
     """Run every strategy; print the tables; return the metrics per strategy. `semantic`
-    adds the fused search (the store embedded once by the product's own sync)."""
+    adds the fused search (the store embedded once by the product's own sync); with
+    `questions`, each memory carries its questions from the set's questions.json."""
     queries = json.loads((folder / "queries.json").read_text(encoding="utf-8"))
     summary: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="memindex-eval-") as tmp_name:
         tmp = Path(tmp_name)
         root = copy_store(folder, tmp / "proj")  # `<folder>/.claude/memory/` or the category folders in `<folder>`
+        if questions:
+            add_questions(folder, root)
         report = sync(root, SEMANTIC_CFG if semantic else Config())
         conn = index.open_reader(root)
         n_neg = sum(1 for q in queries if not q["judgments"])

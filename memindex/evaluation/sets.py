@@ -28,6 +28,12 @@
   satellite ground-station scheduler; first measured whole and unseen, rules against the
   shipped model: docs/evaluation.md; never trained on).
 
+Each local set also has `questions.json`: for every memory (path relative to the memory
+folder), the questions a model would write at save time (the `questions` field), written
+by a helper that never saw the set's prompts. With `questions`, they are added to each
+memory of the store's copy before it is indexed (docs/evaluation.md, "Questions at save
+time").
+
 Every set keeps a held-out slice (`HOLDOUT_SHARE` of its queries, chosen by a hash of the
 set name and query id, so it never moves): settings are chosen on the rest ("dev") and the
 held-out figures are reported apart.
@@ -70,13 +76,44 @@ def _memory_folder(folder: Path) -> Path:
 def copy_store(src: Path, dest: Path) -> Path:
     """The category folders of a set copied to `dest/.claude/memory` (no index, no index.md)."""
     root = dest / ".claude" / "memory"
-    shutil.copytree(_memory_folder(src), root, ignore=shutil.ignore_patterns(".index.db*", "index.md", ".*", "*.md", "queries.json"))
+    shutil.copytree(
+        _memory_folder(src), root,
+        ignore=shutil.ignore_patterns(".index.db*", "index.md", ".*", "*.md", "queries.json", "questions.json"),
+    )
     return root
 
 
-def local_set(name: str, folder: Path, tmp: Path) -> list[Store]:
+QUESTIONS_FILE = "questions.json"
+
+
+def add_questions(folder: Path, root: Path) -> int:
+    """Give each memory of the copy at `root` its questions from `folder/questions.json`
+    (keys relative to the memory folder; a `.claude/memory/` prefix is accepted), as the
+    write path would have stored them. Returns how many memories got questions (0 for a set
+    without questions.json: jetty, written after them)."""
+    from memindex.write.validate import serialize
+
+    if not (folder / QUESTIONS_FILE).is_file():
+        return 0
+    given = json.loads((folder / QUESTIONS_FILE).read_text(encoding="utf-8"))
+    done = 0
+    for rel, questions in given.items():
+        path = root / rel.removeprefix(".claude/memory/")
+        if not path.is_file() or not questions:
+            continue
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["questions"] = questions
+        path.write_bytes(serialize(data))
+        done += 1
+    return done
+
+
+def local_set(name: str, folder: Path, tmp: Path, questions: bool = False) -> list[Store]:
     queries = json.loads((folder / "queries.json").read_text(encoding="utf-8"))
-    return [Store(name, name, copy_store(folder, tmp / name), queries)]
+    root = copy_store(folder, tmp / name)
+    if questions:
+        add_questions(folder, root)
+    return [Store(name, name, root, queries)]
 
 
 def locomo_stores(tmp: Path, path: Path = LOCOMO_JSON) -> list[Store]:
@@ -86,13 +123,14 @@ def locomo_stores(tmp: Path, path: Path = LOCOMO_JSON) -> list[Store]:
     return [Store("locomo", conv, tmp / "locomo" / conv / ".claude" / "memory", qs) for conv, qs in sorted(built.items())]
 
 
-def all_sets(tmp: Path, names: tuple[str, ...] = SETS) -> list[Store]:
-    """Every available set's stores (LoCoMo only where its data file is present)."""
+def all_sets(tmp: Path, names: tuple[str, ...] = SETS, questions: bool = False) -> list[Store]:
+    """Every available set's stores (LoCoMo only where its data file is present); with
+    `questions`, each memory carries its set's blind questions (LoCoMo has none)."""
     stores: list[Store] = []
     for name in names:
         if name == "locomo":
             if LOCOMO_JSON.exists():
                 stores += locomo_stores(tmp)
         else:
-            stores += local_set(name, REPO / "evalsets" / name, tmp)
+            stores += local_set(name, REPO / "evalsets" / name, tmp, questions)
     return stores

@@ -30,6 +30,7 @@ def _metrics(queries: list[dict], results: dict[str, dict]) -> dict[str, float]:
     prompts = len(queries) or 1
     im["tokens"] = sum(results[q["id"]]["chars"] for q in queries) / CHARS_PER_TOKEN / prompts
     im["silent_all"] = sum(1 for q in queries if not results[q["id"]]["inject"]) / prompts
+    im["positives"] = len(positives)
     return {**im, **sm}
 
 
@@ -37,13 +38,17 @@ def run_suite(
     strategies: Sequence[Strategy],
     names: tuple[str, ...] = SETS,
     prepare: Callable[[Store], None] | None = None,
+    questions: bool = False,
+    kinds: tuple[str, ...] = (),
 ) -> dict[tuple[str, str, str], dict[str, float]]:
-    """(set, slice, strategy) -> metrics, over every store of every set."""
+    """(set, slice, strategy) -> metrics, over every store of every set. With `questions`
+    each memory carries its blind questions (`sets.add_questions`); each of `kinds` adds
+    the slices `<slice> <kind>` (that kind's queries only)."""
     per: dict[tuple[str, str], dict[str, dict]] = defaultdict(dict)  # (set, strategy) -> qid -> result
     queries_of: dict[str, list[dict]] = defaultdict(list)
     with tempfile.TemporaryDirectory(prefix="memindex-suite-") as tmp_name:
         tmp = Path(tmp_name)
-        for store in all_sets(tmp, names):
+        for store in all_sets(tmp, names, questions):
             # a semantic strategy needs the store's vectors: the product's sync embeds it once
             sync(store.root, SEMANTIC_CFG if any(s.semantic for s in strategies) else Config())
             if prepare is not None:
@@ -66,6 +71,8 @@ def run_suite(
             "dev": [q for q in queries if not is_holdout(set_name, q["id"])],
             "holdout": [q for q in queries if is_holdout(set_name, q["id"])],
         }
+        for kind in kinds:
+            slices.update({f"{name} {kind}": [q for q in slices[name] if q["kind"] == kind] for name in ("dev", "holdout")})
         for strategy in strategies:
             results = per[(set_name, strategy.name)]
             for slice_name, qs in slices.items():

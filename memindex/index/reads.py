@@ -169,18 +169,20 @@ def vectors_version(conn: sqlite3.Connection) -> int:
 
 
 def rank(conn: sqlite3.Connection, match: str, weights: Sequence[float], limit: int) -> list[tuple[int, float]]:
-    """(rowid, bm25) of the best `limit` matches, ranked by FTS5 alone (lower is better)."""
+    """(rowid, bm25) of the best `limit` matches, ranked by FTS5 alone (lower is better).
+    `weights`: title, tags, body, kind, questions (the columns of `fts`)."""
     return conn.execute(
-        "SELECT rowid, bm25(fts, ?, ?, ?, ?) AS s FROM fts WHERE fts MATCH ? ORDER BY s LIMIT ?",
+        "SELECT rowid, bm25(fts, ?, ?, ?, ?, ?) AS s FROM fts WHERE fts MATCH ? ORDER BY s LIMIT ?",
         (*weights, match, limit),
     ).fetchall()
 
 
 def rank_spaceless(conn: sqlite3.Connection, expression: str, weights: Sequence[float]) -> list[tuple[int, float]]:
-    """(rowid, bm25) of every `fts_cjk` row matching one term (title, tags, body weights).
-    The caller bounds the rows: it asks only terms under the posting budget."""
+    """(rowid, bm25) of every `fts_cjk` row matching one term (the `fts` weights, but
+    `fts_cjk` has no kind column). The caller bounds the rows: it asks only terms under the
+    posting budget."""
     return conn.execute(
-        "SELECT rowid, bm25(fts_cjk, ?, ?, ?) FROM fts_cjk WHERE fts_cjk MATCH ?", (*weights[:3], expression)
+        "SELECT rowid, bm25(fts_cjk, ?, ?, ?, ?) FROM fts_cjk WHERE fts_cjk MATCH ?", (*weights[:3], weights[4], expression)
     ).fetchall()
 
 
@@ -189,7 +191,7 @@ def rank_filtered(
 ) -> list[tuple]:
     """`HIT_COLUMNS` + bm25 of the best `limit` matches passing the filters (joined in SQL)."""
     return conn.execute(
-        f"SELECT {HIT_COLUMNS}, bm25(fts, ?, ?, ?, ?) AS s FROM fts JOIN documents d ON d.rowid = fts.rowid"
+        f"SELECT {HIT_COLUMNS}, bm25(fts, ?, ?, ?, ?, ?) AS s FROM fts JOIN documents d ON d.rowid = fts.rowid"
         f" WHERE fts MATCH ?{where} ORDER BY s LIMIT ?",
         (*weights, match, *args, limit),
     ).fetchall()
@@ -247,10 +249,10 @@ class Scratch:
     def _db(cls, spaceless: bool = False) -> sqlite3.Connection:
         if cls._conn is None:
             conn = sqlite3.connect(":memory:", check_same_thread=False)
-            conn.execute(f"CREATE VIRTUAL TABLE h USING fts5(title, tags, body, kind, tokenize='{TOKENIZER}')")
+            conn.execute(f"CREATE VIRTUAL TABLE h USING fts5(title, tags, body, kind, questions, tokenize='{TOKENIZER}')")
             cls._conn = conn
         if spaceless and not cls._spaceless:
-            cls._conn.execute(f"CREATE VIRTUAL TABLE hc USING fts5(title, tags, body, tokenize='{TOKENIZER}')")
+            cls._conn.execute(f"CREATE VIRTUAL TABLE hc USING fts5(title, tags, body, questions, tokenize='{TOKENIZER}')")
             cls._spaceless = True
         return cls._conn
 
@@ -259,18 +261,18 @@ class Scratch:
         """Copy these memories' indexed text from the index (from `fts_cjk` into `hc`)."""
         if spaceless:
             rows = conn.execute(
-                f"SELECT rowid, title, tags, body FROM fts_cjk WHERE rowid IN {IN_LIST}", (json_list(rowids),)
+                f"SELECT rowid, title, tags, body, questions FROM fts_cjk WHERE rowid IN {IN_LIST}", (json_list(rowids),)
             ).fetchall()
             db = cls._db(True)
             db.execute("DELETE FROM hc")
-            db.executemany("INSERT INTO hc(rowid, title, tags, body) VALUES (?,?,?,?)", rows)
+            db.executemany("INSERT INTO hc(rowid, title, tags, body, questions) VALUES (?,?,?,?,?)", rows)
             return
         rows = conn.execute(
-            f"SELECT rowid, title, tags, body, kind FROM fts WHERE rowid IN {IN_LIST}", (json_list(rowids),)
+            f"SELECT rowid, title, tags, body, kind, questions FROM fts WHERE rowid IN {IN_LIST}", (json_list(rowids),)
         ).fetchall()
         db = cls._db()
         db.execute("DELETE FROM h")
-        db.executemany("INSERT INTO h(rowid, title, tags, body, kind) VALUES (?,?,?,?,?)", rows)
+        db.executemany("INSERT INTO h(rowid, title, tags, body, kind, questions) VALUES (?,?,?,?,?,?)", rows)
 
     @classmethod
     def load_text(cls, text: str, spaceless: bool = False) -> None:

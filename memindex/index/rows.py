@@ -52,6 +52,7 @@ def upsert(conn: sqlite3.Connection, mem: "Memory", st: FileStat) -> bool:
         json.dumps(mem.successors) if mem.successors else None,
     )
     body = mem.body
+    questions = "\n".join(mem.questions)
     if mem.related_files:
         body = body + "\n" + " ".join(mem.related_files)
     if row is None:
@@ -71,17 +72,17 @@ def upsert(conn: sqlite3.Connection, mem: "Memory", st: FileStat) -> bool:
             (*values, rowid),
         )
         # Its vector (if any) goes when the text it was computed from changes: re-embedded.
-        if has_vector(conn, rowid) and indexed_text(conn, rowid) != (mem.title, " ".join(mem.tags), body):
+        if has_vector(conn, rowid) and indexed_text(conn, rowid) != (mem.title, " ".join(mem.tags), body, questions):
             delete_vectors(conn, [rowid])
         conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
         conn.execute("DELETE FROM fts_cjk WHERE rowid = ?", (rowid,))
     conn.execute(
-        "INSERT INTO fts(rowid, title, tags, body, kind) VALUES (?,?,?,?,?)",
-        (rowid, mem.title, " ".join(mem.tags), body, CATEGORY_WORDS.get(mem.category, "")),
+        "INSERT INTO fts(rowid, title, tags, body, kind, questions) VALUES (?,?,?,?,?,?)",
+        (rowid, mem.title, " ".join(mem.tags), body, CATEGORY_WORDS.get(mem.category, ""), questions),
     )
-    spaceless = (segment(mem.title), segment(" ".join(mem.tags)), segment(body))
+    spaceless = (segment(mem.title), segment(" ".join(mem.tags)), segment(body), segment(questions))
     if any(spaceless):  # CJK text: its bigrams in the second table (memindex/cjk.py)
-        conn.execute("INSERT INTO fts_cjk(rowid, title, tags, body) VALUES (?,?,?,?)", (rowid, *spaceless))
+        conn.execute("INSERT INTO fts_cjk(rowid, title, tags, body, questions) VALUES (?,?,?,?,?)", (rowid, *spaceless))
     conn.execute("DELETE FROM tag_index WHERE doc = ?", (rowid,))
     conn.executemany("INSERT OR IGNORE INTO tag_index(tag, doc) VALUES (?, ?)", [(t, rowid) for t in mem.tags])
     conn.execute("DELETE FROM file_index WHERE doc = ?", (rowid,))

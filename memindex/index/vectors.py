@@ -80,17 +80,17 @@ def count_missing(conn: sqlite3.Connection) -> int:
 def missing(conn: sqlite3.Connection) -> list[tuple[int, int]]:
     """(rowid, length of its indexed text) of every document without a well-formed vector."""
     return conn.execute(
-        "SELECT d.rowid, length(f.title) + length(f.tags) + length(f.body) FROM documents d"
+        "SELECT d.rowid, length(f.title) + length(f.tags) + length(f.body) + length(f.questions) FROM documents d"
         f" JOIN fts f ON f.rowid = d.rowid WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.doc = d.rowid AND {_WELL_FORMED})"
     ).fetchall()
 
 
-def texts(conn: sqlite3.Connection, rowids: Sequence[int]) -> list[tuple[int, str, str, str]]:
-    """(rowid, title, tags as JSON, indexed body) of these documents, in the order given."""
+def texts(conn: sqlite3.Connection, rowids: Sequence[int]) -> list[tuple[int, str, str, str, str]]:
+    """(rowid, title, tags as JSON, indexed body, questions) of these documents, in the order given."""
     found = {
         row[0]: row
         for row in conn.execute(
-            f"SELECT d.rowid, d.title, d.tags, f.body FROM documents d JOIN fts f ON f.rowid = d.rowid"
+            f"SELECT d.rowid, d.title, d.tags, f.body, f.questions FROM documents d JOIN fts f ON f.rowid = d.rowid"
             f" WHERE d.rowid IN {IN_LIST}",
             (json_list(rowids),),
         )
@@ -133,9 +133,9 @@ def has(conn: sqlite3.Connection, rowid: int) -> bool:
     return conn.execute("SELECT 1 FROM vectors WHERE doc = ?", (rowid,)).fetchone() is not None
 
 
-def indexed_text(conn: sqlite3.Connection, rowid: int) -> tuple[str, str, str] | None:
-    """(title, tags, body) as the FTS5 row holds them: what a vector was computed from."""
-    return conn.execute("SELECT title, tags, body FROM fts WHERE rowid = ?", (rowid,)).fetchone()
+def indexed_text(conn: sqlite3.Connection, rowid: int) -> tuple[str, str, str, str] | None:
+    """(title, tags, body, questions) as the FTS5 row holds them: what a vector was computed from."""
+    return conn.execute("SELECT title, tags, body, questions FROM fts WHERE rowid = ?", (rowid,)).fetchone()
 
 
 def all_vectors(conn: sqlite3.Connection) -> tuple[list[int], bytes, int]:

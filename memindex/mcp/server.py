@@ -96,7 +96,7 @@ def tools_for(memories: Memories, read_only: bool = False) -> list[Tool]:
 
     def save(
         category: Category,
-        data: Annotated[dict[str, Any], Field(description="{title, tags, content: {the category's fields}}")],
+        data: Annotated[dict[str, Any], Field(description="{title, tags, content: {the category's fields}, questions: [3-5 ways someone would ask for it]}")],
         new_topic: Annotated[bool, Field(description="save though a same-topic memory exists")] = False,
     ) -> str:
         return memories.save(category, data, new_topic)

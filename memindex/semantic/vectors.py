@@ -49,13 +49,17 @@ def get_embedder(model: str):
     return found
 
 
-def embed_text(title: str, tags_json: str, body: str) -> str:
-    """What is embedded of a memory: title, tags, body (the FTS5 row's text), capped."""
+def embed_text(title: str, tags_json: str, body: str, questions: str = "") -> str:
+    """What is embedded of a memory: title, tags, its questions, body (the FTS5 row's
+    text), capped. The questions come before the body: the model reads 256 tokens, and a
+    long body must not cut off the phrasings written for it (one vector per memory:
+    docs/evaluation.md, "Questions at save time")."""
     try:
         tags = ", ".join(str(t) for t in json.loads(tags_json))
     except (ValueError, TypeError):
         tags = ""
-    return f"{title}\n{tags}\n{body}"[:TEXT_CHARS]
+    head = f"{title}\n{tags}\n{questions}" if questions else f"{title}\n{tags}"
+    return f"{head}\n{body}"[:TEXT_CHARS]
 
 
 def to_blob(vec: "np.ndarray") -> bytes:
@@ -134,7 +138,7 @@ def embed_missing(conn: sqlite3.Connection, cfg: "Config", progress: bool = Fals
     try:
         for start in range(0, len(todo), batch):
             rows = vectors.texts(conn, [rowid for rowid, _ in todo[start:start + batch]])
-            vecs = embedder.embed([embed_text(title, tags, body) for _, title, tags, body in rows], batch_size=batch)
+            vecs = embedder.embed([embed_text(*row[1:]) for row in rows], batch_size=batch)
             with index.transaction(conn):
                 vectors.put(conn, [(row[0], to_blob(vec)) for row, vec in zip(rows, vecs)])
             done += len(rows)

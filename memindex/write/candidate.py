@@ -64,7 +64,9 @@ from ..reader import open_fresh_reader
 from ..text import query_terms
 from .validate import clean_title, normalize_category, sha256_hex
 
-_CONTENT_COLUMNS = ("title", "tags", "body")  # what a memory says, not its category's name
+# What a memory says: not its category's name, nor its `questions` (phrasings of what it
+# answers: found by them, a memory is still judged UPDATE or NOOP by what it says).
+_CONTENT_COLUMNS = ("title", "tags", "body")
 
 
 def _absent_weight(plan: Any) -> float:
@@ -193,6 +195,8 @@ def find_candidate(
         parsed = parse_json(data)
         candidate["sha256"] = sha256_hex(data)
         candidate["content"] = _key_content(category, parsed.get("content") if isinstance(parsed, dict) else None)
+        if isinstance(parsed, dict) and isinstance(parsed.get("questions"), list):
+            candidate["questions"] = parsed["questions"]  # an update may add to them
     except MemoryFileError:
         candidate["content"] = {}
     answer["candidate"] = candidate

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..defaults import IMMUTABLE, LIFECYCLE_FIELDS, MANAGED, MAX_CHANGES, SCHEMA_VERSION
 from ..errors import InvalidMemory, WriteError
-from .validate import check_confidence, check_tags, check_title, clean_reason, iso, ordered, parse_utc
+from .validate import check_confidence, check_questions, check_tags, check_title, clean_reason, iso, ordered, parse_utc
 
 # action -> (allowed current statuses, new status)
 TRANSITIONS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -101,6 +101,15 @@ def merge_update(
         if tags is not None and tags != mem.get("tags"):
             mem["tags"] = tags
             changed.append("tags")
+    if "questions" in patch:
+        raw = patch.pop("questions")
+        questions = [] if raw is None else check_questions(raw, problems, fixes)
+        if questions is not None and questions != mem.get("questions", []):
+            if questions:
+                mem["questions"] = questions
+            else:
+                mem.pop("questions", None)
+            changed.append("questions")
     if "confidence" in patch:
         conf = check_confidence(patch.pop("confidence"), problems, fixes)
         if conf is not None and conf != mem.get("confidence"):

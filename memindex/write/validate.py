@@ -24,6 +24,8 @@ from ..defaults import (
     KEY_ORDER,
     LIFECYCLE_FIELDS,
     MAX_REASON,
+    QUESTION_MAX_CHARS,
+    QUESTIONS_MAX,
     SCHEMA_VERSION,
     TAGS_MAX,
     TITLE_MAX,
@@ -189,6 +191,39 @@ def check_tags(raw: object, problems: list[str], fixes: list[str]) -> list[str] 
     return tags
 
 
+def check_questions(raw: object, problems: list[str], fixes: list[str]) -> list[str] | None:
+    """The cleaned `questions` (each one line, no control characters; a lone string is
+    wrapped, blanks and duplicates dropped), or None with the problem appended. Over the
+    bounds is refused, never cut: the model rewrites them shorter."""
+    if isinstance(raw, str):
+        raw = [raw]
+        fixes.append("questions: wrapped a string in a list")
+    if not isinstance(raw, list):
+        problems.append(f"'questions' must be a list of strings, got {type(raw).__name__}")
+        return None
+    out: list[str] = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, str):
+            problems.append(f"'questions[{i}]' must be a string, got {type(item).__name__}")
+            continue
+        text = clean_title(item)
+        if len(text) > QUESTION_MAX_CHARS:
+            problems.append(f"'questions[{i}]' is {len(text)} characters; the limit is {QUESTION_MAX_CHARS} (one short question)")
+        elif not text:
+            fixes.append(f"questions: dropped the empty item {i}")
+        elif text in out:
+            fixes.append(f"questions: dropped duplicate {text!r}")
+        else:
+            if text != item:
+                fixes.append(f"questions: cleaned item {i}")
+            out.append(text)
+    if len(out) > QUESTIONS_MAX:
+        problems.append(f"'questions' has {len(out)} items; the limit is {QUESTIONS_MAX} (keep the 3-5 that differ most)")
+    if any(p.startswith(("'questions[", "'questions' has")) for p in problems):
+        return None
+    return out
+
+
 def check_confidence(raw: object, problems: list[str], fixes: list[str]) -> float | None:
     """The confidence clamped to 0..1, or None with the problem appended."""
     if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
@@ -272,6 +307,10 @@ def prepare_new(
     if tags is not None:
         mem["tags"] = tags
 
+    if "questions" in mem:
+        questions = check_questions(mem.pop("questions"), problems, fixes)
+        if questions:  # refused or empty: not written (the problem is reported once)
+            mem["questions"] = questions
     if "confidence" in mem:
         conf = check_confidence(mem["confidence"], problems, fixes)
         if conf is not None:

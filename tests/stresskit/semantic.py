@@ -361,7 +361,7 @@ def vector_health(root: Path, sample: int | None = None, seed: int = 0) -> tuple
             good = sorted(random.Random(seed).sample(good, sample))
         rows = vectors.texts(conn, good)
         if rows:
-            want = model.embed([embed_text(title, tags, body) for _, title, tags, body in rows])
+            want = model.embed([embed_text(*row[1:]) for row in rows])
             got = np.stack([np.frombuffer(vectors.get(conn, r[0]), dtype="<f4") for r in rows])
             ok = np.isclose(got, want, atol=1e-5).all(axis=1)
             stats["wrong"] = int((~ok).sum())
