@@ -244,7 +244,7 @@ class Planted:
 
     def problems(self) -> list[str]:
         out = []
-        if identity(self.path) != self.ident:
+        if identity(self.path) != self.ident and not self._lock_replaced():
             now = identity(self.path)
             what = "removed" if now is None else "replaced or modified"
             out.append(f"{self.label}: the planted object was {what}")
@@ -253,10 +253,27 @@ class Planted:
         if self.kind == "dangling" and os.path.lexists(self.outside):
             out.append(f"{self.label}: the dangling link's target was created outside the root")
         if self.kind == "dir":
-            have = {p.name: p.read_bytes() for p in self.path.iterdir()} if self.path.is_dir() else {}
+            folder = self.path if self.path.is_dir() and not self._lock_replaced() else self._moved_aside()
+            have = {p.name: p.read_bytes() for p in folder.iterdir()} if folder and folder.is_dir() else {}
             if have != self.inside:
                 out.append(f"{self.label}: the folder's contents changed")
         return out
+
+    def _lock_replaced(self) -> bool:
+        """A lock path that is not this user's regular file is replaced (issue 24: never a
+        reason to stop syncing): now a regular file of ours, the object planted there gone
+        (a link itself, never its target; a folder moved aside, its contents kept)."""
+        if self.path.name not in (LOCK_FILE, WAIT_FILE):
+            return False
+        try:
+            st = os.lstat(self.path)
+        except OSError:
+            return self.kind != "dir" or self._moved_aside() is not None
+        return stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid()
+
+    def _moved_aside(self) -> Path | None:
+        found = sorted(self.path.parent.glob(self.path.name + ".moved-aside-*"))
+        return found[-1] if found else None
 
 
 def remove(path: Path) -> None:
