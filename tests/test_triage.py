@@ -304,6 +304,15 @@ def test_the_state_survives_and_is_kept_outside_the_project(project: Path, tmp_p
     assert not files[0].exists()  # a week-old session's state was pruned by a new session's first ask
 
 
+def test_a_long_run_of_whitespace_does_not_stall_the_stop_hook(project: Path, tmp_path: Path, runtime) -> None:
+    # 100 KB of padding, as a pasted fixed-width report has; no sentence end before it.
+    path = transcript(tmp_path / "t.jsonl", [("We decided to use Redis for sessions" + " " * 100_000 + "and here is the log", "OK.")])
+    out = run_hook(stop_payload(project, path), runtime)
+    assert out.returncode == 0
+    assert "gave up" not in out.stderr, out.stderr
+    assert json.loads(out.stdout or "{}").get("decision") == "block"
+
+
 def test_a_pick_among_the_options_just_laid_out_is_a_decision() -> None:
     before = "You can either keep sessions in Postgres or move them to Redis; Redis is the better fit for TTLs."
     [f] = findings(["redis then. wire it up"], ["Done, sessions now live in Redis."], before=before)

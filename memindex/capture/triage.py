@@ -208,7 +208,12 @@ def _sentences(text: str) -> list[str]:
     text = re.sub(r"(?s)(```|~~~).*?(?:\1|\Z)", "\n", text)
     text = re.sub(r"`[^`\n]*`", " code ", text)
     text = re.sub(r"[\"“][^\"”\n]{0,400}[\"”]", lambda m: m.group(0) if len(m.group(0).split()) < 5 else " quote ", text)
-    lines = [ln for ln in text.splitlines() if not re.match(_CODE_LINE, ln) and not re.match(r"^(?: {4,}|\t)(?![-*+] |\d+[.)] )", ln)]
+    lines = []
+    for ln in text.splitlines():
+        body = ln.lstrip()  # runs of whitespace as one space (the indent kept short): the patterns stay linear
+        ln = ln[: min(len(ln) - len(body), 8)] + " ".join(body.split())
+        if not re.match(_CODE_LINE, ln) and not re.match(r"^(?: {4,}|\t)(?![-*+] |\d+[.)] )", ln):
+            lines.append(ln)
     out = []
     for line in lines:
         line = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", line)  # list markers
