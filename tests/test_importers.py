@@ -510,3 +510,47 @@ def test_two_sections_with_one_id_get_two_memories_and_keep_them(capsys, project
     assert report["created"][1].startswith(".claude/memory/tech-debt/claude-memory-known-issue-slow-start-")
     again = run(capsys, project, "claude-memory", "--from", str(folder), "--json")[1]
     assert again["created"] == [] and again["unchanged"] == 2
+
+
+class _Overrun(Exception):
+    pass
+
+
+@pytest.mark.parametrize("text", [
+    # a heading with a long run of spaces (a `\s*#*\s*$` tail backtracked cubically)
+    "# Project rules\n\n## Build" + " " * 6000 + "x\n\nAlways run make before pushing.\n",
+    # unclosed comment openers (a `<!--.*?-->` scan rescanned the rest of the file from each)
+    "# Project rules\n\n## Build\n\nAlways run make before pushing.\n\n" + "<!--" * 100_000 + "\n",
+    # link openers without an end (the link pattern rescanned the rest of the paragraph from each)
+    "# Project rules\n\n## Build\n\nAlways run make before pushing. " + "[a](" * 20_000 + "\n",
+], ids=["long-heading", "comment-openers", "link-openers"])
+def test_init_offers_finish_quickly_on_a_hostile_claude_md(tmp_path: Path, text: str):
+    import signal
+
+    from memindex.importers.discover import offers
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "CLAUDE.md").write_text(text)
+
+    def overrun(signum, frame):
+        raise _Overrun()
+
+    previous = signal.signal(signal.SIGALRM, overrun)
+    signal.setitimer(signal.ITIMER_REAL, 3.0)  # the whole file parses in milliseconds once linear
+    try:
+        found = offers(project)
+    except _Overrun:
+        pytest.fail("`memindex init`'s offers took over 3 s on a CLAUDE.md of a few KB")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert [o.kind for o in found] == ["claude-md"]
+
+
+def test_headings_lose_their_closing_hashes_and_comments_go():
+    from memindex.importers.markdown import sections
+
+    got = sections("# A ##\n## C#\n### Note #  \n#### ##\nx <!-- hint\n--> y <!-- z\n")
+    assert [s.heading for s in got[1:]] == ["A", "C#", "Note", ""]
+    assert got[-1].text == "x  y <!-- z"
