@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 
-from ..defaults import SAVE_PROMPT_TOPICS, SAVE_PROMPTS_PER_SESSION, TOPIC_MAX_CHARS
+from ..defaults import SAVE_PROMPT_TOPICS, SAVE_PROMPTS_PER_SESSION, TOPIC_KEY_WORD_CHARS, TOPIC_KEY_WORDS, TOPIC_MAX_CHARS
 from ..lean import dumps, loads
 
 _DATA: dict | None = None
@@ -169,12 +169,15 @@ def _finding(cat: Category, sentences: list[str], i: int, speaker: str, cats: li
 
 
 def topic_key(text: str) -> frozenset[str]:
-    """The words that name a topic: lowercase, without stopwords and the triggers' own words."""
+    """The words that name a topic: lowercase, without stopwords and the triggers' own words;
+    bounded (the first TOPIC_KEY_WORDS, each cut to TOPIC_KEY_WORD_CHARS), so that a pasted
+    list in one sentence cannot crowd the session's earlier topics out of its state."""
     import re
 
     stop = data()["stopwords"]
-    return frozenset(w for w in re.findall(r"[a-z0-9][a-z0-9+#._'-]*[a-z0-9+#]|[a-z0-9]", text.lower())
-                     if w not in stop and (len(w) >= 3 or any(ch.isdigit() for ch in w)))
+    words = dict.fromkeys(w[:TOPIC_KEY_WORD_CHARS] for w in re.findall(r"[a-z0-9][a-z0-9+#._'-]*[a-z0-9+#]|[a-z0-9]", text.lower())
+                          if w not in stop and (len(w) >= 3 or any(ch.isdigit() for ch in w)))
+    return frozenset(list(words)[:TOPIC_KEY_WORDS])
 
 
 def same_topic(key: frozenset[str], seen: list[list[str]]) -> bool:
