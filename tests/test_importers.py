@@ -10,12 +10,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import cli_cmd, cli_env
 
 from memindex import cli
 from memindex.config import load_config
+from memindex.defaults import MEMORY_DIR
 from memindex.errors import WriteError
 from memindex.importers import adr, claude_memory
 from memindex.importers.engine import Report
@@ -244,6 +247,37 @@ def test_a_secret_in_an_adr_gets_exactly_what_the_save_path_does(capsys, project
         theirs = json.loads((other_root / "decisions" / f"{planned.id}.json").read_text())
         for key_name in ("title", "content", "tags", "source"):
             assert mine[key_name] == theirs[key_name]
+
+
+def _adr(text_title: str) -> str:
+    return (f"# 1. {text_title}\n\nDate: 2024-01-01\n\n## Status\n\nAccepted\n\n## Context\n\n"
+            "We need a queue for the events.\n\n## Decision\n\nWe use kafka for the events.\n")
+
+
+def test_import_never_prints_a_repository_file_name_raw(tmp_path: Path):
+    project = tmp_path / "proj"
+    project.joinpath(*MEMORY_DIR).mkdir(parents=True)
+    adrs = project / "docs" / "adr"
+    adrs.mkdir(parents=True)
+    (adrs / "0001-use-kafka.md").write_text(_adr("Use kafka"))
+    # An OSC title sequence and an SGR colour in a name, on a link (skipped, named on stderr),
+    # and a name that forges a line of the report (ignored: it is no ADR).
+    (adrs / "0002-\x1b]0;PWNED\x07\x1b[8mhidden.md").symlink_to("/etc/hostname")
+    (adrs / "0003-x\ncreated .claude\x1b[1A\x1b[2K.md").write_text("hello\n")
+    out = subprocess.run(cli_cmd("--root", str(project), "import", "adr"), capture_output=True, text=True,
+                         cwd=project, timeout=60, env=cli_env())
+    assert "created .claude/memory/decisions/adr-0001-use-kafka.json" in out.stdout, out
+    text = out.stdout + out.stderr
+    assert not any(ch in text for ch in "\x1b\x07"), repr(text)
+    assert all(not line.startswith("created .claude\x1b") for line in text.splitlines()), repr(text)
+    # init's offer names the folder `.adr-dir` gives: escaped too
+    odd = project / "odd\x1b[2Jdir"
+    odd.mkdir()
+    (odd / "0001-use-kafka.md").write_text(_adr("Use kafka"))
+    (project / ".adr-dir").write_text(odd.name + "\n")
+    from memindex.importers.discover import offers
+
+    assert [o.text for o in offers(project) if o.kind == "adr" and "odd" in o.where] == ["found 1 ADR in 'odd\\x1b[2Jdir'"]
 
 
 # --- Claude Code's auto memory ---------------------------------------------------------
