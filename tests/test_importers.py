@@ -300,6 +300,7 @@ def test_default_folder_uses_the_main_checkout_of_a_worktree(tmp_path, monkeypat
     tree = tmp_path / "feature"
     tree.mkdir()
     (tree / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'feature'}\n")
+    (main / ".git" / "worktrees" / "feature" / "gitdir").write_text(f"{tree / '.git'}\n")  # git's back-link
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     key = claude_memory.project_key(str(main.resolve()))
@@ -307,6 +308,38 @@ def test_default_folder_uses_the_main_checkout_of_a_worktree(tmp_path, monkeypat
     assert claude_memory.default_folder(main / "src") == claude_memory.default_folder(tree)
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cfg"))
     assert claude_memory.default_folder(tree) == tmp_path / "cfg" / "projects" / key / "memory"
+
+
+def test_a_git_file_of_the_project_cannot_pick_another_projects_auto_memory(tmp_path: Path):
+    victim = tmp_path / "work" / "secret-monorepo"
+    (victim / ".git").mkdir(parents=True)
+    config = tmp_path / "claude-config"
+    notes = config / "projects" / claude_memory.project_key(str(victim)) / "memory"
+    notes.mkdir(parents=True)
+    (notes / "MEMORY.md").write_text("# Memory\n\n## Prod access\n\nThe prod bastion is bastion.internal.corp, "
+                                     "the break-glass account is ops-admin.\n")
+    # An unpacked archive (no real .git folder): its `.git` file points at a worktree
+    # record it ships itself, whose `commondir` names the other project's repository.
+    project = tmp_path / "downloads" / "tarball-project"
+    project.joinpath(*MEMORY_DIR).mkdir(parents=True)
+    (project / "fake").mkdir()
+    (project / ".git").write_text("gitdir: fake\n")
+    (project / "fake" / "commondir").write_text(str(victim / ".git") + "\n")
+    env = {**cli_env(), "CLAUDE_CONFIG_DIR": str(config)}
+    out = subprocess.run(cli_cmd("--root", str(project), "import", "claude-memory", "--dry-run", "--json"),
+                         capture_output=True, text=True, cwd=project, timeout=60, env=env)
+    report = json.loads(out.stdout) if out.stdout.strip().startswith("{") else {}
+    assert report.get("created", []) == [], out.stdout + out.stderr
+    # nor with a back-link it ships too, nor with its record named after the other's worktrees
+    (project / "fake" / "gitdir").write_text(str(project / ".git") + "\n")
+    assert claude_memory.git_root(project) == project.resolve()
+    (victim / ".git" / "worktrees" / "x").mkdir(parents=True)
+    (victim / ".git" / "worktrees" / "x" / "commondir").write_text("../..\n")
+    (victim / ".git" / "worktrees" / "x" / "gitdir").write_text(str(tmp_path / "elsewhere" / ".git") + "\n")
+    (project / ".git").write_text(f"gitdir: {victim / '.git' / 'worktrees' / 'x'}\n")
+    assert claude_memory.git_root(project) == project.resolve()
+    (victim / ".git" / "worktrees" / "x" / "gitdir").write_text(str(project / ".git") + "\n")  # git's own record
+    assert claude_memory.git_root(project) == victim.resolve()
 
 
 def test_claude_memory_categories_follow_the_stated_rule(capsys, project, tmp_path, monkeypatch):
