@@ -61,8 +61,11 @@ SAVE_PROMPTS_PER_SESSION = 5  # save prompts in one session, at most
 TOPIC_MAX_CHARS = 120  # of a topic quoted in the prompt
 TOOL_RESULT_CHARS = 2_000  # the end of each tool result the triage reads (a build's verdict)...
 TOOL_RESULTS_MAX = 20  # ... of the turn's last this many
-ASKED_MAX_BYTES = 65_536  # a session's record of topics asked about (oldest dropped past it)
+ASKED_MAX_BYTES = 65_536  # a session's record of topics asked about, at most
 ASKED_TTL_S = 7 * 86_400  # ... removed this long after the session's last ask
+ASKED_MAX_TOPICS = 48  # the topics a session's record keeps (the oldest dropped), each key of at most
+TOPIC_KEY_WORDS = 24  # ... this many words (a sentence's first), each cut to
+TOPIC_KEY_WORD_CHARS = 40  # ... this many ASCII characters: 48 x 24 x 43 bytes < ASKED_MAX_BYTES
 
 # folder -> category, in the order the reference system lists them
 FOLDERS: dict[str, str] = {

@@ -10,12 +10,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import cli_cmd, cli_env
 
 from memindex import cli
 from memindex.config import load_config
+from memindex.defaults import MEMORY_DIR
 from memindex.errors import WriteError
 from memindex.importers import adr, claude_memory
 from memindex.importers.engine import Report
@@ -246,6 +249,37 @@ def test_a_secret_in_an_adr_gets_exactly_what_the_save_path_does(capsys, project
             assert mine[key_name] == theirs[key_name]
 
 
+def _adr(text_title: str) -> str:
+    return (f"# 1. {text_title}\n\nDate: 2024-01-01\n\n## Status\n\nAccepted\n\n## Context\n\n"
+            "We need a queue for the events.\n\n## Decision\n\nWe use kafka for the events.\n")
+
+
+def test_import_never_prints_a_repository_file_name_raw(tmp_path: Path):
+    project = tmp_path / "proj"
+    project.joinpath(*MEMORY_DIR).mkdir(parents=True)
+    adrs = project / "docs" / "adr"
+    adrs.mkdir(parents=True)
+    (adrs / "0001-use-kafka.md").write_text(_adr("Use kafka"))
+    # An OSC title sequence and an SGR colour in a name, on a link (skipped, named on stderr),
+    # and a name that forges a line of the report (ignored: it is no ADR).
+    (adrs / "0002-\x1b]0;PWNED\x07\x1b[8mhidden.md").symlink_to("/etc/hostname")
+    (adrs / "0003-x\ncreated .claude\x1b[1A\x1b[2K.md").write_text("hello\n")
+    out = subprocess.run(cli_cmd("--root", str(project), "import", "adr"), capture_output=True, text=True,
+                         cwd=project, timeout=60, env=cli_env())
+    assert "created .claude/memory/decisions/adr-0001-use-kafka.json" in out.stdout, out
+    text = out.stdout + out.stderr
+    assert not any(ch in text for ch in "\x1b\x07"), repr(text)
+    assert all(not line.startswith("created .claude\x1b") for line in text.splitlines()), repr(text)
+    # init's offer names the folder `.adr-dir` gives: escaped too
+    odd = project / "odd\x1b[2Jdir"
+    odd.mkdir()
+    (odd / "0001-use-kafka.md").write_text(_adr("Use kafka"))
+    (project / ".adr-dir").write_text(odd.name + "\n")
+    from memindex.importers.discover import offers
+
+    assert [o.text for o in offers(project) if o.kind == "adr" and "odd" in o.where] == ["found 1 ADR in 'odd\\x1b[2Jdir'"]
+
+
 # --- Claude Code's auto memory ---------------------------------------------------------
 
 
@@ -266,6 +300,7 @@ def test_default_folder_uses_the_main_checkout_of_a_worktree(tmp_path, monkeypat
     tree = tmp_path / "feature"
     tree.mkdir()
     (tree / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'feature'}\n")
+    (main / ".git" / "worktrees" / "feature" / "gitdir").write_text(f"{tree / '.git'}\n")  # git's back-link
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     key = claude_memory.project_key(str(main.resolve()))
@@ -273,6 +308,38 @@ def test_default_folder_uses_the_main_checkout_of_a_worktree(tmp_path, monkeypat
     assert claude_memory.default_folder(main / "src") == claude_memory.default_folder(tree)
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cfg"))
     assert claude_memory.default_folder(tree) == tmp_path / "cfg" / "projects" / key / "memory"
+
+
+def test_a_git_file_of_the_project_cannot_pick_another_projects_auto_memory(tmp_path: Path):
+    victim = tmp_path / "work" / "secret-monorepo"
+    (victim / ".git").mkdir(parents=True)
+    config = tmp_path / "claude-config"
+    notes = config / "projects" / claude_memory.project_key(str(victim)) / "memory"
+    notes.mkdir(parents=True)
+    (notes / "MEMORY.md").write_text("# Memory\n\n## Prod access\n\nThe prod bastion is bastion.internal.corp, "
+                                     "the break-glass account is ops-admin.\n")
+    # An unpacked archive (no real .git folder): its `.git` file points at a worktree
+    # record it ships itself, whose `commondir` names the other project's repository.
+    project = tmp_path / "downloads" / "tarball-project"
+    project.joinpath(*MEMORY_DIR).mkdir(parents=True)
+    (project / "fake").mkdir()
+    (project / ".git").write_text("gitdir: fake\n")
+    (project / "fake" / "commondir").write_text(str(victim / ".git") + "\n")
+    env = {**cli_env(), "CLAUDE_CONFIG_DIR": str(config)}
+    out = subprocess.run(cli_cmd("--root", str(project), "import", "claude-memory", "--dry-run", "--json"),
+                         capture_output=True, text=True, cwd=project, timeout=60, env=env)
+    report = json.loads(out.stdout) if out.stdout.strip().startswith("{") else {}
+    assert report.get("created", []) == [], out.stdout + out.stderr
+    # nor with a back-link it ships too, nor with its record named after the other's worktrees
+    (project / "fake" / "gitdir").write_text(str(project / ".git") + "\n")
+    assert claude_memory.git_root(project) == project.resolve()
+    (victim / ".git" / "worktrees" / "x").mkdir(parents=True)
+    (victim / ".git" / "worktrees" / "x" / "commondir").write_text("../..\n")
+    (victim / ".git" / "worktrees" / "x" / "gitdir").write_text(str(tmp_path / "elsewhere" / ".git") + "\n")
+    (project / ".git").write_text(f"gitdir: {victim / '.git' / 'worktrees' / 'x'}\n")
+    assert claude_memory.git_root(project) == project.resolve()
+    (victim / ".git" / "worktrees" / "x" / "gitdir").write_text(str(project / ".git") + "\n")  # git's own record
+    assert claude_memory.git_root(project) == victim.resolve()
 
 
 def test_claude_memory_categories_follow_the_stated_rule(capsys, project, tmp_path, monkeypatch):
@@ -510,3 +577,47 @@ def test_two_sections_with_one_id_get_two_memories_and_keep_them(capsys, project
     assert report["created"][1].startswith(".claude/memory/tech-debt/claude-memory-known-issue-slow-start-")
     again = run(capsys, project, "claude-memory", "--from", str(folder), "--json")[1]
     assert again["created"] == [] and again["unchanged"] == 2
+
+
+class _Overrun(Exception):
+    pass
+
+
+@pytest.mark.parametrize("text", [
+    # a heading with a long run of spaces (a `\s*#*\s*$` tail backtracked cubically)
+    "# Project rules\n\n## Build" + " " * 6000 + "x\n\nAlways run make before pushing.\n",
+    # unclosed comment openers (a `<!--.*?-->` scan rescanned the rest of the file from each)
+    "# Project rules\n\n## Build\n\nAlways run make before pushing.\n\n" + "<!--" * 100_000 + "\n",
+    # link openers without an end (the link pattern rescanned the rest of the paragraph from each)
+    "# Project rules\n\n## Build\n\nAlways run make before pushing. " + "[a](" * 20_000 + "\n",
+], ids=["long-heading", "comment-openers", "link-openers"])
+def test_init_offers_finish_quickly_on_a_hostile_claude_md(tmp_path: Path, text: str):
+    import signal
+
+    from memindex.importers.discover import offers
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "CLAUDE.md").write_text(text)
+
+    def overrun(signum, frame):
+        raise _Overrun()
+
+    previous = signal.signal(signal.SIGALRM, overrun)
+    signal.setitimer(signal.ITIMER_REAL, 3.0)  # the whole file parses in milliseconds once linear
+    try:
+        found = offers(project)
+    except _Overrun:
+        pytest.fail("`memindex init`'s offers took over 3 s on a CLAUDE.md of a few KB")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert [o.kind for o in found] == ["claude-md"]
+
+
+def test_headings_lose_their_closing_hashes_and_comments_go():
+    from memindex.importers.markdown import sections
+
+    got = sections("# A ##\n## C#\n### Note #  \n#### ##\nx <!-- hint\n--> y <!-- z\n")
+    assert [s.heading for s in got[1:]] == ["A", "C#", "Note", ""]
+    assert got[-1].text == "x  y <!-- z"

@@ -304,6 +304,40 @@ def test_the_state_survives_and_is_kept_outside_the_project(project: Path, tmp_p
     assert not files[0].exists()  # a week-old session's state was pruned by a new session's first ask
 
 
+def test_a_long_topic_never_makes_the_stop_hook_ask_again_about_an_earlier_one(project: Path, tmp_path: Path, runtime) -> None:
+    path = transcript(tmp_path / "t.jsonl", [("Let's go with Postgres over MySQL for the events store.", "Postgres it is.")])
+    first = run_hook(stop_payload(project, path), runtime)
+    assert json.loads(first.stdout)["decision"] == "block", first
+    # A pasted list in one sentence: thousands of distinct words in one topic key.
+    transcript(path, [("Remember these build hosts: " + " ".join(f"bh{i:05d}z" for i in range(8000)), "Noted.")])
+    assert json.loads(run_hook(stop_payload(project, path), runtime).stdout)["decision"] == "block"
+    transcript(path, [("ok so we're going with Postgres for events, final.", "Yes.")])
+    again = run_hook(stop_payload(project, path), runtime)
+    assert again.returncode == 0 and again.stdout == "", "asked twice about the Postgres decision: " + again.stdout
+
+
+def test_the_asked_state_keeps_its_newest_topics_within_its_bounds(runtime) -> None:
+    from memindex.capture.triage import topic_key
+    from memindex.defaults import ASKED_MAX_BYTES, ASKED_MAX_TOPICS, TOPIC_KEY_WORD_CHARS, TOPIC_KEY_WORDS
+
+    widest = sorted(topic_key(" ".join(f"{i:02d}" + "x" * 500 for i in range(100))))
+    assert len(widest) == TOPIC_KEY_WORDS and all(len(w) == TOPIC_KEY_WORD_CHARS for w in widest)
+    topics = [[f"t{n}", *widest[1:]] for n in range(ASKED_MAX_TOPICS + 10)]
+    asked.save("s-bounds", {"topics": topics, "asks": 1})  # the most keys of the widest kind: it fits
+    kept = asked.load("s-bounds")["topics"]
+    assert kept == topics[-ASKED_MAX_TOPICS:]  # by count, the oldest first; the newest (asked about now) kept
+    assert len(json.dumps({"topics": kept, "asks": 1}, separators=(",", ":"))) <= ASKED_MAX_BYTES
+
+
+def test_a_long_run_of_whitespace_does_not_stall_the_stop_hook(project: Path, tmp_path: Path, runtime) -> None:
+    # 100 KB of padding, as a pasted fixed-width report has; no sentence end before it.
+    path = transcript(tmp_path / "t.jsonl", [("We decided to use Redis for sessions" + " " * 100_000 + "and here is the log", "OK.")])
+    out = run_hook(stop_payload(project, path), runtime)
+    assert out.returncode == 0
+    assert "gave up" not in out.stderr, out.stderr
+    assert json.loads(out.stdout or "{}").get("decision") == "block"
+
+
 def test_a_pick_among_the_options_just_laid_out_is_a_decision() -> None:
     before = "You can either keep sessions in Postgres or move them to Redis; Redis is the better fit for TTLs."
     [f] = findings(["redis then. wire it up"], ["Done, sessions now live in Redis."], before=before)

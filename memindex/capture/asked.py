@@ -19,7 +19,7 @@ import os
 import time
 
 from .. import rootfs
-from ..defaults import ASKED_MAX_BYTES, ASKED_TTL_S
+from ..defaults import ASKED_MAX_BYTES, ASKED_MAX_TOPICS, ASKED_TTL_S
 from ..errors import UnsafeFile
 from ..lean import dumps, loads
 from ..runtime import name_hash, private_dir
@@ -59,14 +59,18 @@ def load(session: str) -> dict:
 
 
 def save(session: str, state: dict) -> None:
-    """Replace the session's state (atomically: a reader sees the old or the new one).
-    Raises Unavailable when it cannot be written: the caller must not ask then."""
+    """Replace the session's state (atomically: a reader sees the old or the new one),
+    its last ASKED_MAX_TOPICS topics (the topics just asked about are the last). Raises
+    Unavailable when it cannot be written: the caller must not ask then."""
     try:
         path = _path(session, create=True)
+        state = {**state, "topics": state["topics"][-ASKED_MAX_TOPICS:]}
         data = dumps(state).encode("utf-8", "surrogateescape")
-        while len(data) > ASKED_MAX_BYTES and state["topics"]:
-            state = {**state, "topics": state["topics"][1:]}  # the oldest topics go first
+        while len(data) > ASKED_MAX_BYTES and len(state["topics"]) > 1:  # keys of an older version only
+            state = {**state, "topics": state["topics"][1:]}  # the oldest topics go first, never the newest
             data = dumps(state).encode("utf-8", "surrogateescape")
+        if len(data) > ASKED_MAX_BYTES:
+            raise ValueError("the topic asked about does not fit the session's state")
         new = not os.path.lexists(path)
         scratch = f"{path}.{os.getpid()}.tmp"
         rootfs.write(scratch, data)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 
-from ..defaults import SAVE_PROMPT_TOPICS, SAVE_PROMPTS_PER_SESSION, TOPIC_MAX_CHARS
+from ..defaults import SAVE_PROMPT_TOPICS, SAVE_PROMPTS_PER_SESSION, TOPIC_KEY_WORD_CHARS, TOPIC_KEY_WORDS, TOPIC_MAX_CHARS
 from ..lean import dumps, loads
 
 _DATA: dict | None = None
@@ -169,12 +169,15 @@ def _finding(cat: Category, sentences: list[str], i: int, speaker: str, cats: li
 
 
 def topic_key(text: str) -> frozenset[str]:
-    """The words that name a topic: lowercase, without stopwords and the triggers' own words."""
+    """The words that name a topic: lowercase, without stopwords and the triggers' own words;
+    bounded (the first TOPIC_KEY_WORDS, each cut to TOPIC_KEY_WORD_CHARS), so that a pasted
+    list in one sentence cannot crowd the session's earlier topics out of its state."""
     import re
 
     stop = data()["stopwords"]
-    return frozenset(w for w in re.findall(r"[a-z0-9][a-z0-9+#._'-]*[a-z0-9+#]|[a-z0-9]", text.lower())
-                     if w not in stop and (len(w) >= 3 or any(ch.isdigit() for ch in w)))
+    words = dict.fromkeys(w[:TOPIC_KEY_WORD_CHARS] for w in re.findall(r"[a-z0-9][a-z0-9+#._'-]*[a-z0-9+#]|[a-z0-9]", text.lower())
+                          if w not in stop and (len(w) >= 3 or any(ch.isdigit() for ch in w)))
+    return frozenset(list(words)[:TOPIC_KEY_WORDS])
 
 
 def same_topic(key: frozenset[str], seen: list[list[str]]) -> bool:
@@ -208,7 +211,12 @@ def _sentences(text: str) -> list[str]:
     text = re.sub(r"(?s)(```|~~~).*?(?:\1|\Z)", "\n", text)
     text = re.sub(r"`[^`\n]*`", " code ", text)
     text = re.sub(r"[\"“][^\"”\n]{0,400}[\"”]", lambda m: m.group(0) if len(m.group(0).split()) < 5 else " quote ", text)
-    lines = [ln for ln in text.splitlines() if not re.match(_CODE_LINE, ln) and not re.match(r"^(?: {4,}|\t)(?![-*+] |\d+[.)] )", ln)]
+    lines = []
+    for ln in text.splitlines():
+        body = ln.lstrip()  # runs of whitespace as one space (the indent kept short): the patterns stay linear
+        ln = ln[: min(len(ln) - len(body), 8)] + " ".join(body.split())
+        if not re.match(_CODE_LINE, ln) and not re.match(r"^(?: {4,}|\t)(?![-*+] |\d+[.)] )", ln):
+            lines.append(ln)
     out = []
     for line in lines:
         line = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", line)  # list markers

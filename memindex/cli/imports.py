@@ -54,24 +54,25 @@ def _paths(values: list[str] | None, what: str, folder: bool) -> list[Path]:
 def _run(args: argparse.Namespace, root: str, cfg: Config, kind: str, planner) -> int:
     """Plan with `planner(report)`, apply, print; 1 when something was skipped."""
     from ..importers.engine import Report, apply
+    from ..paths import shown_path as shown  # labels are a repository's file names: escaped, one line each
 
     as_json, quiet = getattr(args, "json", False), getattr(args, "quiet", False)
     report = Report(kind, args.dry_run)
     planned = planner(report)
     apply(root, cfg, report, planned, progress=not (as_json or quiet), lock_timeout=args.lock_timeout)
     for skipped in report.skipped:
-        err(f"skipped {skipped.label}: {skipped.reason}" + "".join(f"\n  - {p}" for p in skipped.problems))
+        err(f"skipped {shown(skipped.label)}: {shown(skipped.reason)}" + "".join(f"\n  - {shown(p)}" for p in skipped.problems))
     if as_json:
         emit_json(report.to_json())
     elif not quiet:
         would = "would be " if report.dry_run else ""
         for verb in ("created", "updated", "retired", "archived"):
             for path in getattr(report, verb):
-                print(f"{would}{verb} {path}")
+                print(f"{would}{verb} {shown(path)}")
         for ignored in report.ignored:
-            print(f"ignored {ignored.label}: {ignored.reason}")
+            print(f"ignored {shown(ignored.label)}: {shown(ignored.reason)}")
         for warning in report.warnings:
-            print(warning)
+            print(shown(warning))
         files = f"{report.found} file{'s' if report.found != 1 else ''} read"
         counts = [len(report.created), len(report.updated), len(report.retired), len(report.archived)]
         if report.dry_run:

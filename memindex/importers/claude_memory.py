@@ -71,19 +71,28 @@ def git_root(project: Path) -> Path:
         if dot.is_dir():
             return candidate
         if dot.is_file():
-            try:
-                line = read_text(dot).strip()
-            except WriteError:
-                return candidate
-            if line.startswith("gitdir:"):
-                gitdir = (candidate / line[len("gitdir:"):].strip()).resolve()
-                try:
-                    common = read_text(gitdir / "commondir").strip()
-                    return (gitdir / common).resolve().parent
-                except WriteError:
-                    return candidate
-            return candidate
+            return _main_checkout(dot) or candidate
     return folder
+
+
+def _main_checkout(dot: Path) -> Path | None:
+    """The main checkout of the worktree whose `.git` file is `dot`, only when git's own
+    records agree both ways: `.git` names `<common>/worktrees/NAME`, whose `commondir`
+    names `<common>` and whose `gitdir` names this very `.git` file. A `.git` file a
+    repository ships (an archive's, a crafted one) cannot name another project's records:
+    they do not point back at it. None otherwise (the folder is then its own root)."""
+    try:
+        line = read_text(dot).strip()
+        if not line.startswith("gitdir:"):
+            return None
+        gitdir = (dot.parent / line[len("gitdir:"):].strip()).resolve()
+        common = (gitdir / read_text(gitdir / "commondir").strip()).resolve()
+        back = (gitdir / read_text(gitdir / "gitdir").strip()).resolve()
+    except (WriteError, OSError, ValueError):
+        return None
+    if gitdir.parent != (common / "worktrees").resolve() or back != dot.resolve():
+        return None
+    return common.parent
 
 
 def default_folder(project: Path) -> Path:

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..errors import WriteError
+from ..paths import shown_path
 from . import adr, claude_md, claude_memory
 from .notes import from_sections
 from .source import read_text, source_path
@@ -34,8 +35,9 @@ def offers(project: Path) -> list[Offer]:
     for folder in adr.find_folders(project):
         count = len(adr.adr_files(folder))
         if count:
-            where = source_path(folder, project)
-            out.append(Offer("adr", count, where, f"found {count} ADR{'s' if count != 1 else ''} in {where}", "memindex import adr"))
+            where = source_path(folder, project)  # .adr-dir names it: escaped in the text init prints
+            out.append(Offer("adr", count, where, f"found {count} ADR{'s' if count != 1 else ''} in {shown_path(where)}",
+                             "memindex import adr"))
     folder = claude_memory.default_folder(project)
     files = claude_memory.memory_files(folder) if folder.is_dir() else []
     if files:
@@ -48,6 +50,6 @@ def offers(project: Path) -> list[Offer]:
             continue
         if count:
             where = source_path(path, project)
-            out.append(Offer("claude-md", count, where, f"{where}: {count} section{'s' if count != 1 else ''}",
+            out.append(Offer("claude-md", count, where, f"{shown_path(where)}: {count} section{'s' if count != 1 else ''}",
                              f"memindex import claude-md {where}", opt_in=True))
     return out

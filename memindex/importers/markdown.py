@@ -7,11 +7,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+# Linear patterns only: a repository's Markdown is untrusted (a `\s*#*\s*$` tail or a
+# `<!--.*?-->` scan backtracks polynomially on a crafted file); the rest is done in Python.
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*)$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*)$")
-_LINK = re.compile(r"!?\[([^\]]*)\]\(([^)\s]*)(?:\s+\"[^\"]*\")?\)")
+# A link's words and target hold no `[` (each try stops at the next one, so a run of `[a](`
+# costs linear time, not quadratic; a nested `[x [1]](url)` stays text).
+_LINK = re.compile(r"!?\[([^\]\[]*)\]\(([^)\s\[]*)(?:\s+\"[^\"]*\")?\)")
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
 
 
@@ -81,7 +84,7 @@ def _scalar(value: str) -> object:
 def sections(text: str) -> list[Section]:
     """The document cut at its headings (headings inside code fences are text). HTML
     comments (templates' hints) are dropped."""
-    text = _COMMENT.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = _uncommented(text.replace("\r\n", "\n").replace("\r", "\n"))
     out = [Section(0, "", [])]
     stack: list[tuple[int, str]] = []
     fenced = False
@@ -90,12 +93,33 @@ def sections(text: str) -> list[Section]:
             fenced = not fenced
         match = None if fenced else _HEADING.match(line)
         if match:
-            level, heading = len(match.group(1)), plain(match.group(2))
+            level, heading = len(match.group(1)), plain(_closed(match.group(2)))
             stack = [(lv, h) for lv, h in stack if lv < level] + [(level, heading)]
             out.append(Section(level, heading, [h for _, h in stack]))
         else:
             out[-1].lines.append(line.rstrip())
     return out
+
+
+def _uncommented(text: str) -> str:
+    """The text without its `<!-- ... -->` comments (an unclosed one stays text)."""
+    out: list[str] = []
+    pos = 0
+    while True:
+        start = text.find("<!--", pos)
+        end = text.find("-->", start + 4) if start >= 0 else -1
+        if end < 0:
+            out.append(text[pos:])
+            return "".join(out)
+        out.append(text[pos:start])
+        pos = end + 3
+
+
+def _closed(heading: str) -> str:
+    """A heading's text without its optional closing `#`s (`## Title ##`)."""
+    heading = heading.rstrip(" \t")
+    bare = heading.rstrip("#")
+    return bare.rstrip(" \t") if not bare or bare[-1] in " \t" else heading
 
 
 def plain(text: str) -> str:
