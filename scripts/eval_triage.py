@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from memindex.capture.triage import stop_decision  # noqa: E402
-from memindex.evaluation.bench import hook_command  # noqa: E402
+from memindex.evaluation.bench import hook_command, settle  # noqa: E402
 from memindex.evaluation.metrics import table  # noqa: E402
 
 
@@ -148,6 +148,7 @@ def evaluate(set_dir: Path, hook_slice: str) -> int:
                 if out:  # what Claude Code and the model add after a block
                     append(path, [{"type": "user", "isMeta": True, "message": {"role": "user", "content": "Stop hook feedback:\n" + json.loads(out)["reason"]}},
                                   {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Saved it with memindex."}]}}])
+        settle(tmp)  # the capture jobs the Stop hook started
     report(rows, seq_rows, run, set_dir, hook_slice)
     cost()
     return 1 if run.disagree else 0

@@ -69,3 +69,27 @@ def wait_for(predicate: Callable[[], object], timeout: float = 10.0, what: str =
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
         time.sleep(step)
+
+
+def settle(folder: Path, budget_s: float = 20.0) -> list[int]:
+    """Wait until no process names `folder` on its command line (the hooks' detached
+    syncs and capture jobs), so the caller can delete it; the pids still running after
+    `budget_s` (left alone). Reads /proc: elsewhere it returns at once."""
+    import os
+
+    want = str(folder).encode()
+    deadline = time.monotonic() + budget_s
+    while True:
+        busy = []
+        if os.path.isdir("/proc"):
+            for entry in os.scandir("/proc"):
+                if entry.name.isdigit() and int(entry.name) != os.getpid():
+                    try:
+                        with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
+                            if want in fh.read():
+                                busy.append(int(entry.name))
+                    except OSError:
+                        continue
+        if not busy or time.monotonic() > deadline:
+            return busy
+        time.sleep(0.1)

@@ -37,7 +37,7 @@ from memindex.trust import ENV_CONFIG
 from memindex.sync import sync
 from memindex.transcript import injected_paths
 
-from .bench import hook_command, percentiles, wait_for
+from .bench import hook_command, percentiles, settle, wait_for
 from .memory import SEMANTIC_CFG, Strategy, earlier_turns, inject_metrics
 from .metrics import table
 from .sets import REPO, SETS, Store, all_sets, is_holdout
@@ -156,6 +156,7 @@ def run_hook_suite(names: tuple[str, ...] = SETS, semantic: bool = False, out: C
                 qid = f"{store.name}/{q['id']}"
                 queries.append({**q, "id": qid})
                 merged[qid] = results[q["id"]]
+        settle(tmp)  # the hook's background syncs still writing there
     summary: dict[tuple[str, str], dict[str, float]] = {}
     rows, differ = [], []
     for set_name, (queries, results) in per_set.items():
