@@ -8,6 +8,11 @@ pays microseconds, no hashing module); a writer that finds no match deletes the 
 builds the index anew from the memory files. `memindex rebuild` mints a new id, so an index
 that was ever published stops being accepted once rebuilt.
 
+SQLite applies a `-wal` file to the index on opening, whoever wrote it, and a WAL can leave
+the meta page (the build id) alone: so the record also holds the salt of the index's WAL
+header (random for each WAL generation) after each commit, and a non-empty `-wal` with
+another salt is not ours either (memindex.index.db, `_check_wal`).
+
 Records live in `$XDG_STATE_HOME/memindex/indexes/` (default `~/.local/state/...`); where that
 cannot be written (a read-only or another user's home), in this user's private runtime
 folder (`memindex.runtime`), which does not survive a reboot: the index is then rebuilt
@@ -54,6 +59,11 @@ def _key(root_real: str) -> str:
 def accepted(root: str | os.PathLike[str]) -> tuple[str, ...]:
     """The build ids recorded for `root` (the current one, and the one before a rebuild
     while it commits); empty when there is no record this user wrote."""
+    return recorded(root)[0]
+
+
+def recorded(root: str | os.PathLike[str]) -> tuple[tuple[str, ...], str]:
+    """(the accepted build ids, the WAL salt recorded after the last commit or ""): one read."""
     real = os.path.realpath(root)
     name = _key(real)
     for folder in (_state_folder, lambda: _fallback_folder(False)):
@@ -65,8 +75,8 @@ def accepted(root: str | os.PathLike[str]) -> tuple[str, ...]:
             continue
         lines = data.decode("utf-8", "surrogateescape").split("\n")
         if lines[0] == real:
-            return tuple(line for line in lines[1:3] if line)
-    return ()
+            return tuple(line for line in lines[1:3] if line), (lines[3] if len(lines) > 3 else "")
+    return (), ""
 
 
 def _usable(folder: str) -> str | None:
@@ -79,13 +89,16 @@ def _usable(folder: str) -> str | None:
     return why
 
 
-def record(root: str | os.PathLike[str], build_id: str, previous: str | None = None) -> str:
+def record(root: str | os.PathLike[str], build_id: str, previous: str | None = None, wal: str | None = None) -> str:
     """Record `build_id` (and `previous`, still accepted until the caller commits) for
-    `root`; returns the record's path. Raises UnsafeFile when no folder of this user can
-    hold it (the caller's sync then fails, rather than build an index no reader accepts)."""
+    `root`, with the WAL salt `wal` (None: the one recorded); returns the record's path.
+    Raises UnsafeFile when no folder of this user can hold it (the caller's sync then
+    fails, rather than build an index no reader accepts)."""
     real = os.path.realpath(root)
     name = _key(real)
-    data = "\n".join([real, build_id, previous or "", ""]).encode("utf-8", "surrogateescape")
+    if wal is None:
+        wal = recorded(root)[1]
+    data = "\n".join([real, build_id, previous or "", wal, ""]).encode("utf-8", "surrogateescape")
     problems = []
     for folder in (_state_folder, lambda: _fallback_folder(True)):
         try:
@@ -105,6 +118,14 @@ def record(root: str | os.PathLike[str], build_id: str, previous: str | None = N
         except (OSError, UnsafeFile) as exc:
             problems.append(str(exc))
     raise UnsafeFile(_state_folder(), "cannot hold the index's build record (" + "; ".join(problems) + ")")
+
+
+def record_wal(root: str | os.PathLike[str], salt: str) -> None:
+    """After a writer's commit: `salt` is the salt of the index's WAL from now on (the
+    writer holds the lock; only a changed salt rewrites the record)."""
+    ids, wal = recorded(root)
+    if ids and wal != salt:
+        record(root, ids[0], ids[1] if len(ids) > 1 else None, salt)
 
 
 def _prune(folder: str, keep: str) -> None:

@@ -95,9 +95,13 @@ def open_reader(root: str | os.PathLike[str], busy_ms: int = 2000) -> sqlite3.Co
     _check_files(path)
     if not os.path.exists(path):
         raise IndexUnavailable(f"no index at {path} (run `memindex sync`)")
+    salt = wal_salt(path)  # before the record: a writer records a new salt right after its commit
+    ids, recorded_salt = provenance.recorded(root)
+    if not _wal_ours(salt, recorded_salt):  # never deleted here: a writer may be mid-commit
+        raise IndexUnavailable(f"{path}-wal {NOT_OURS}: the next `memindex sync` rebuilds the index")
     conn = _open_any(path, busy_ms)
     try:
-        ours = _ours(conn, root)
+        ours = _ours(conn, root, ids)
     except sqlite3.Error as exc:
         conn.close()
         raise IndexUnavailable(f"cannot read the index {path}: {exc}") from None
@@ -169,10 +173,45 @@ def _build_id(conn: sqlite3.Connection) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _ours(conn: sqlite3.Connection, root: str | os.PathLike[str]) -> bool:
+def _ours(conn: sqlite3.Connection, root: str | os.PathLike[str], ids: tuple[str, ...] | None = None) -> bool:
     """Did this user's memindex build this index for this root? (one small file read)"""
     built = _build_id(conn)
-    return built is not None and built in provenance.accepted(root)
+    return built is not None and built in (provenance.accepted(root) if ids is None else ids)
+
+
+def wal_salt(path: str) -> str | None:
+    """The salts of the index's `-wal` header (bytes 16-23, random for each WAL generation)
+    in hex, or None when the WAL is absent or empty (SQLite then applies nothing).
+
+    SQLite applies any `-wal` beside the index on opening, a committed one too, and such a
+    WAL can replace title and FTS pages while leaving the meta page (the build id) alone."""
+    try:
+        fd = rootfs.open_fd(path + "-wal")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnsafeFile) as exc:
+        raise IndexUnavailable(f"cannot read {path}-wal: {exc}") from None
+    try:
+        head = os.read(fd, 32)
+    finally:
+        os.close(fd)
+    return head[16:24].hex() if head else None  # a header cut short has no salt of ours
+
+
+def _wal_ours(salt: str | None, recorded: str) -> bool:
+    """Is there no WAL content, or the one whose salt this user's writer recorded last?"""
+    return salt is None or (len(salt) == 16 and salt == recorded)
+
+
+def note_wal(conn: sqlite3.Connection) -> None:
+    """After a writer's commit (under the writer lock): record the WAL's salt, which a
+    commit changes when SQLite starts a new WAL generation."""
+    salt = wal_salt(index_path(_db_root(conn)))
+    if salt is not None:
+        try:
+            provenance.record_wal(_db_root(conn), salt)
+        except UnsafeFile as exc:
+            raise IndexUnavailable(f"cannot record the index's WAL: {exc}") from None
 
 
 def _db_root(conn: sqlite3.Connection) -> str:
@@ -237,6 +276,15 @@ def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str |
     path = index_path(root)
     _check_files(path)
     reason = None if os.path.exists(path) else "index was missing"
+    try:  # memindex never uses rollback mode: a `-journal` is nobody's to play back
+        os.unlink(path + "-journal")
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise IndexUnavailable(f"cannot remove {path}-journal: {exc}") from None
+    if not _wal_ours(wal_salt(path), provenance.recorded(root)[1]):  # under the lock: no writer is mid-commit
+        remove_db_files(path)  # the whole index: readers on the old files keep a consistent view
+        reason = reason or f"index's -wal {NOT_OURS}"
     for attempt in (1, 2, 3):
         try:
             rootfs.create_private(path)  # a new index starts private; sync then sets rootfs.derived_mode
@@ -265,6 +313,7 @@ def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str |
             set_meta(conn, built_by=built_by())
             conn.execute("COMMIT")
             confirm_build(conn)
+            note_wal(conn)
             return conn, reason
         except IndexTooNew:
             conn.close()
@@ -406,5 +455,6 @@ class transaction:  # noqa: N801  (used as `with index.transaction(conn):`)
     def __exit__(self, kind: object, exc: object, tb: object) -> None:
         if kind is None:
             self.conn.execute("COMMIT")
+            note_wal(self.conn)
         elif self.conn.in_transaction:
             self.conn.execute("ROLLBACK")
