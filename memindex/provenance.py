@@ -10,7 +10,7 @@ that was ever published stops being accepted once rebuilt.
 
 SQLite applies a `-wal` file to the index on opening, whoever wrote it, and a WAL can leave
 the meta page (the build id) alone: so the record also holds the salt of the index's WAL
-header (random for each WAL generation) after each commit, and a non-empty `-wal` with
+header (random for each WAL generation), and a non-empty `-wal` with
 another salt is not ours either (memindex.index.db, `_check_wal`).
 
 Records live in `$XDG_STATE_HOME/memindex/indexes/` (default `~/.local/state/...`); where that
@@ -121,11 +121,11 @@ def record(root: str | os.PathLike[str], build_id: str, previous: str | None = N
 
 
 def record_wal(root: str | os.PathLike[str], salt: str) -> None:
-    """After a writer's commit: `salt` is the salt of the index's WAL from now on (the
-    writer holds the lock; only a changed salt rewrites the record)."""
+    """`salt` is the salt of the index's WAL from now on (the writer, under the lock, has
+    just started a WAL generation); only a changed salt rewrites the record."""
     ids, wal = recorded(root)
-    if ids and wal != salt:
-        record(root, ids[0], ids[1] if len(ids) > 1 else None, salt)
+    if wal != salt:
+        record(root, ids[0] if ids else "", ids[1] if len(ids) > 1 else None, salt)
 
 
 def _prune(folder: str, keep: str) -> None:

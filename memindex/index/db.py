@@ -95,11 +95,12 @@ def open_reader(root: str | os.PathLike[str], busy_ms: int = 2000) -> sqlite3.Co
     _check_files(path)
     if not os.path.exists(path):
         raise IndexUnavailable(f"no index at {path} (run `memindex sync`)")
-    salt = wal_salt(path)  # before the record: a writer records a new salt right after its commit
+    salt = wal_salt(path)  # before the record: a writer records a new salt right after it starts a WAL
     ids, recorded_salt = provenance.recorded(root)
-    if not _wal_ours(salt, recorded_salt):  # never deleted here: a writer may be mid-commit
-        raise IndexUnavailable(f"{path}-wal {NOT_OURS}: the next `memindex sync` rebuilds the index")
-    conn = _open_any(path, busy_ms)
+    # A WAL this user's writer did not start (a committed one, or one a writer killed in the
+    # instant before recording it) is never applied: the index file alone is read, as it was
+    # last checkpointed. Readers never delete it: the next writer replaces the index.
+    conn = _open_any(path, busy_ms, immutable=not _wal_ours(salt, recorded_salt))
     try:
         ours = _ours(conn, root, ids)
     except sqlite3.Error as exc:
@@ -115,13 +116,13 @@ def open_reader(root: str | os.PathLike[str], busy_ms: int = 2000) -> sqlite3.Co
 NOT_OURS = "was not built by this user's memindex in this folder (a committed or copied file, a moved project, or an older memindex)"
 
 
-def _open_any(path: str, busy_ms: int) -> sqlite3.Connection:
+def _open_any(path: str, busy_ms: int, immutable: bool = False) -> sqlite3.Connection:
     try:
-        return _open_ro(path, _uri(path), busy_ms)
+        return _open_ro(path, _uri(path) + ("&immutable=1" if immutable else ""), busy_ms)
     except sqlite3.Error as exc:
         if is_corruption(exc):
             raise IndexUnavailable(f"index {path} is corrupt ({exc}); run `memindex rebuild`") from None
-        if not _cannot_share(exc):  # busy or locked: a writer is at work, never read around it
+        if immutable or not _cannot_share(exc):  # busy or locked: a writer is at work, never read around it
             raise IndexUnavailable(f"cannot read the index {path}: {exc}") from None
         try:
             return _open_ro(path, _uri(path) + "&immutable=1", busy_ms)
@@ -203,15 +204,25 @@ def _wal_ours(salt: str | None, recorded: str) -> bool:
     return salt is None or (len(salt) == 16 and salt == recorded)
 
 
-def note_wal(conn: sqlite3.Connection) -> None:
-    """After a writer's commit (under the writer lock): record the WAL's salt, which a
-    commit changes when SQLite starts a new WAL generation."""
-    salt = wal_salt(index_path(_db_root(conn)))
+def begin(conn: sqlite3.Connection) -> None:
+    """BEGIN IMMEDIATE for a writer (under the writer lock), in a WAL whose salt is recorded.
+
+    SQLite starts a new WAL generation (a new salt) at the first write after a complete
+    checkpoint, which can be in the middle of a long transaction: a writer killed there
+    would leave a WAL no reader accepts. So the writer checkpoints here (autocheckpoint is
+    off), starts the generation with a one-page write (user_version, unchanged), records its
+    salt, and only then begins: no other connection checkpoints (readers are read-only), so
+    this transaction, and the writes after it, stay in the recorded generation."""
+    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    conn.execute(f"PRAGMA user_version={int(conn.execute('PRAGMA user_version').fetchone()[0])}")
+    root = _db_root(conn)
+    salt = wal_salt(index_path(root))
     if salt is not None:
         try:
-            provenance.record_wal(_db_root(conn), salt)
+            provenance.record_wal(root, salt)
         except UnsafeFile as exc:
             raise IndexUnavailable(f"cannot record the index's WAL: {exc}") from None
+    conn.execute("BEGIN IMMEDIATE")
 
 
 def _db_root(conn: sqlite3.Connection) -> str:
@@ -299,6 +310,7 @@ def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str |
                 reason = f"index {NOT_OURS}"
                 continue
             conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA wal_autocheckpoint=0")  # `begin` checkpoints: the WAL's salt stays recorded
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA cache_size=-65536")  # 64 MiB: a large sync's b-tree pages stay in memory
             version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -308,12 +320,11 @@ def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str |
             if version == INDEX_VERSION and damage is None:
                 return conn, reason
             reason = reason or damage or f"index had version {version}, expected {INDEX_VERSION}"
-            conn.execute("BEGIN IMMEDIATE")
+            begin(conn)
             _create(conn)
             set_meta(conn, built_by=built_by())
             conn.execute("COMMIT")
             confirm_build(conn)
-            note_wal(conn)
             return conn, reason
         except IndexTooNew:
             conn.close()
@@ -450,11 +461,10 @@ class transaction:  # noqa: N801  (used as `with index.transaction(conn):`)
         self.conn = conn
 
     def __enter__(self) -> None:
-        self.conn.execute("BEGIN IMMEDIATE")
+        begin(self.conn)
 
     def __exit__(self, kind: object, exc: object, tb: object) -> None:
         if kind is None:
             self.conn.execute("COMMIT")
-            note_wal(self.conn)
         elif self.conn.in_transaction:
             self.conn.execute("ROLLBACK")
