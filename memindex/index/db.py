@@ -79,6 +79,7 @@ def _uri(path: str) -> str:
 
 
 MMAP_BYTES = 256 * 1024 * 1024  # memory-mapped reads: a large index is read without copying
+CHECKPOINT_BYTES = 4 * 1024 * 1024  # a writer checkpoints a WAL past this (`begin`), as SQLite's 1000 pages
 
 
 def _pragmas(conn: sqlite3.Connection, busy_ms: int) -> None:
@@ -210,12 +211,17 @@ def begin(conn: sqlite3.Connection) -> None:
     SQLite starts a new WAL generation (a new salt) at the first write after a complete
     checkpoint, which can be in the middle of a long transaction: a writer killed there
     would leave a WAL no reader accepts. So the writer checkpoints here (autocheckpoint is
-    off), starts the generation with a one-page write (user_version, unchanged), records its
-    salt, and only then begins: no other connection checkpoints (readers are read-only), so
-    this transaction, and the writes after it, stay in the recorded generation."""
-    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-    conn.execute(f"PRAGMA user_version={int(conn.execute('PRAGMA user_version').fetchone()[0])}")
+    off; SQLite's default is 1000 pages), starts any new generation with a one-page write
+    (user_version, unchanged), records its salt, and only then begins: only writers
+    checkpoint, under the lock (readers are read-only), so this transaction and the writes
+    after it stay in the recorded generation."""
     root = _db_root(conn)
+    try:
+        if os.stat(index_path(root) + "-wal").st_size > CHECKPOINT_BYTES:
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    except FileNotFoundError:
+        pass
+    conn.execute(f"PRAGMA user_version={int(conn.execute('PRAGMA user_version').fetchone()[0])}")
     salt = wal_salt(index_path(root))
     if salt is not None:
         try:
