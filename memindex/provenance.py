@@ -11,7 +11,7 @@ that was ever published stops being accepted once rebuilt.
 SQLite applies a `-wal` file to the index on opening, whoever wrote it, and a WAL can leave
 the meta page (the build id) alone: so the record also holds the salt of the index's WAL
 header (random for each WAL generation), and a non-empty `-wal` with
-another salt is not ours either (memindex.index.db, `_check_wal`).
+another salt is not ours either (`wal_salt`; memindex.index.db, `begin`).
 
 Records live in `$XDG_STATE_HOME/memindex/indexes/` (default `~/.local/state/...`); where that
 cannot be written (a read-only or another user's home), in this user's private runtime
@@ -120,12 +120,33 @@ def record(root: str | os.PathLike[str], build_id: str, previous: str | None = N
     raise UnsafeFile(_state_folder(), "cannot hold the index's build record (" + "; ".join(problems) + ")")
 
 
-def record_wal(root: str | os.PathLike[str], salt: str) -> None:
+def record_wal(root: str | os.PathLike[str], salt: str | None) -> None:
     """`salt` is the salt of the index's WAL from now on (the writer, under the lock, has
     just started a WAL generation); only a changed salt rewrites the record."""
     ids, wal = recorded(root)
-    if wal != salt:
+    if salt is not None and wal != salt:
         record(root, ids[0] if ids else "", ids[1] if len(ids) > 1 else None, salt)
+
+
+def wal_salt(index: str) -> str | None:
+    """The salts of the `-wal` header of the index at `index` (bytes 16-23, random for each
+    WAL generation) in hex, or None when the WAL is absent or empty (nothing to apply).
+    SQLite applies any `-wal` beside the index, a committed one too, and such a WAL can
+    replace title and FTS pages while leaving the meta page (the build id) alone."""
+    try:
+        fd = rootfs.open_fd(index + "-wal")
+    except FileNotFoundError:
+        return None
+    try:
+        head = os.read(fd, 32)
+    finally:
+        os.close(fd)
+    return head[16:24].hex() if head else None  # a header cut short has no salt of ours
+
+
+def wal_accepted(salt: str | None, recorded: str) -> bool:
+    """No WAL content, or the WAL whose salt this user's writer recorded last?"""
+    return salt is None or (len(salt) == 16 and salt == recorded)
 
 
 def _prune(folder: str, keep: str) -> None:

@@ -1,7 +1,7 @@
 """A committed `.index.db-wal` (or hot `-journal`) must not graft rows onto the user's own
 index: SQLite applies such a file on opening, and it can leave the meta page (the build id)
 alone. Readers never apply a WAL whose header salt this user's writer did not record (they read
-the index file alone); writers delete it with the index and rebuild (memindex.index.db, `wal_salt`)."""
+the index file alone); writers delete it with the index and rebuild (memindex.provenance, `wal_salt`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 from conftest import write_mem
 from memindex import index
 from memindex.defaults import INDEX_FILE, MEMORY_DIR
-from memindex.index.db import wal_salt
+from memindex.provenance import wal_salt
 
 REPO = Path(__file__).resolve().parent.parent
 HOOK = REPO / "hooks" / "memindex_hook.py"

@@ -96,12 +96,11 @@ def open_reader(root: str | os.PathLike[str], busy_ms: int = 2000) -> sqlite3.Co
     _check_files(path)
     if not os.path.exists(path):
         raise IndexUnavailable(f"no index at {path} (run `memindex sync`)")
-    salt = wal_salt(path)  # before the record: a writer records a new salt right after it starts a WAL
+    salt = _wal_salt(path)  # before the record: a writer records a new salt right after it starts a WAL
     ids, recorded_salt = provenance.recorded(root)
-    # A WAL this user's writer did not start (a committed one, or one a writer killed in the
-    # instant before recording it) is never applied: the index file alone is read, as it was
-    # last checkpointed. Readers never delete it: the next writer replaces the index.
-    conn = _open_any(path, busy_ms, immutable=not _wal_ours(salt, recorded_salt))
+    # A WAL this user's writer did not start is never applied: the index file alone is read,
+    # as last checkpointed; never deleted here (the next writer replaces the index).
+    conn = _open_any(path, busy_ms, immutable=not provenance.wal_accepted(salt, recorded_salt))
     try:
         ours = _ours(conn, root, ids)
     except sqlite3.Error as exc:
@@ -181,40 +180,14 @@ def _ours(conn: sqlite3.Connection, root: str | os.PathLike[str], ids: tuple[str
     return built is not None and built in (provenance.accepted(root) if ids is None else ids)
 
 
-def wal_salt(path: str) -> str | None:
-    """The salts of the index's `-wal` header (bytes 16-23, random for each WAL generation)
-    in hex, or None when the WAL is absent or empty (SQLite then applies nothing).
-
-    SQLite applies any `-wal` beside the index on opening, a committed one too, and such a
-    WAL can replace title and FTS pages while leaving the meta page (the build id) alone."""
-    try:
-        fd = rootfs.open_fd(path + "-wal")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnsafeFile) as exc:
-        raise IndexUnavailable(f"cannot read {path}-wal: {exc}") from None
-    try:
-        head = os.read(fd, 32)
-    finally:
-        os.close(fd)
-    return head[16:24].hex() if head else None  # a header cut short has no salt of ours
-
-
-def _wal_ours(salt: str | None, recorded: str) -> bool:
-    """Is there no WAL content, or the one whose salt this user's writer recorded last?"""
-    return salt is None or (len(salt) == 16 and salt == recorded)
-
-
 def begin(conn: sqlite3.Connection) -> None:
-    """BEGIN IMMEDIATE for a writer (under the writer lock), in a WAL whose salt is recorded.
+    """BEGIN IMMEDIATE for a writer (under the lock), in a WAL whose salt is recorded.
 
     SQLite starts a new WAL generation (a new salt) at the first write after a complete
-    checkpoint, which can be in the middle of a long transaction: a writer killed there
-    would leave a WAL no reader accepts. So the writer checkpoints here (autocheckpoint is
-    off; SQLite's default is 1000 pages), starts any new generation with a one-page write
-    (user_version, unchanged), records its salt, and only then begins: only writers
-    checkpoint, under the lock (readers are read-only), so this transaction and the writes
-    after it stay in the recorded generation."""
+    checkpoint, maybe mid-transaction: a writer killed there would leave a WAL no reader
+    accepts. So the writer checkpoints here (autocheckpoint is off), starts any new
+    generation with a one-page write (user_version, unchanged), records its salt, and only
+    then begins: only writers checkpoint, under the lock, so the generation stays."""
     root = _db_root(conn)
     try:
         if os.stat(index_path(root) + "-wal").st_size > CHECKPOINT_BYTES:
@@ -222,13 +195,18 @@ def begin(conn: sqlite3.Connection) -> None:
     except FileNotFoundError:
         pass
     conn.execute(f"PRAGMA user_version={int(conn.execute('PRAGMA user_version').fetchone()[0])}")
-    salt = wal_salt(index_path(root))
-    if salt is not None:
-        try:
-            provenance.record_wal(root, salt)
-        except UnsafeFile as exc:
-            raise IndexUnavailable(f"cannot record the index's WAL: {exc}") from None
+    try:
+        provenance.record_wal(root, _wal_salt(index_path(root)))
+    except UnsafeFile as exc:
+        raise IndexUnavailable(f"cannot record the index's WAL: {exc}") from None
     conn.execute("BEGIN IMMEDIATE")
+
+
+def _wal_salt(path: str) -> str | None:
+    try:
+        return provenance.wal_salt(path)
+    except (OSError, UnsafeFile) as exc:
+        raise IndexUnavailable(f"cannot read {path}-wal: {exc}") from None
 
 
 def _db_root(conn: sqlite3.Connection) -> str:
@@ -271,8 +249,8 @@ def describe(exc: BaseException, path: str) -> str:
     return text
 
 
-def remove_db_files(path: str) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
+def remove_db_files(path: str, suffixes: tuple[str, ...] = ("", "-wal", "-shm", "-journal")) -> None:
+    for suffix in suffixes:
         try:
             os.unlink(f"{path}{suffix}")
         except FileNotFoundError:
@@ -293,13 +271,8 @@ def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str |
     path = index_path(root)
     _check_files(path)
     reason = None if os.path.exists(path) else "index was missing"
-    try:  # memindex never uses rollback mode: a `-journal` is nobody's to play back
-        os.unlink(path + "-journal")
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        raise IndexUnavailable(f"cannot remove {path}-journal: {exc}") from None
-    if not _wal_ours(wal_salt(path), provenance.recorded(root)[1]):  # under the lock: no writer is mid-commit
+    remove_db_files(path, ("-journal",))  # memindex never uses rollback mode: nobody's to play back
+    if not provenance.wal_accepted(_wal_salt(path), provenance.recorded(root)[1]):  # under the lock: none mid-commit
         remove_db_files(path)  # the whole index: readers on the old files keep a consistent view
         reason = reason or f"index's -wal {NOT_OURS}"
     for attempt in (1, 2, 3):
