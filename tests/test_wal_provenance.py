@@ -11,7 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 from conftest import write_mem
 from memindex import index
 from memindex.defaults import INDEX_FILE, MEMORY_DIR
