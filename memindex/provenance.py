@@ -149,6 +149,36 @@ def wal_accepted(salt: str | None, recorded: str) -> bool:
     return salt is None or (len(salt) == 16 and salt == recorded)
 
 
+def adopt_wal(root: str | os.PathLike[str], index: str) -> bool:
+    """For a writer, under the lock: is the index's `-wal` ours (recorded) or harmless
+    (then recorded now)? Harmless: a writer killed between starting a WAL generation with
+    its one-page write and recording it leaves one valid frame, page 1 as in the index
+    file but for its change counters (bytes 24-27, 92-95), whatever else follows (frames of
+    other salts SQLite ignores). False: the index must not be opened with this WAL."""
+    salt = wal_salt(index)
+    if wal_accepted(salt, recorded(root)[1]):
+        return True
+    fd, db = rootfs.open_fd(index + "-wal"), rootfs.open_fd(index)
+    try:
+        head = os.pread(fd, 32, 0)
+        size = int.from_bytes(head[8:12], "big") if len(head) == 32 else 0
+        frame = os.pread(fd, 24 + size, 32) if size >= 512 else b""
+        page = os.pread(db, size, 0) if frame else b""
+        mask = lambda b: b[:24] + b[28:92] + b[96:]  # noqa: E731
+        if len(frame) != 24 + size or frame[:4] != b"\0\0\0\1" or frame[8:16] != head[16:24] or mask(frame[24:]) != mask(page):
+            return False
+        at, end = 32 + 24 + size, os.fstat(fd).st_size
+        while at + 24 <= end:  # any later frame of this generation could be applied: not harmless
+            if os.pread(fd, 24, at)[8:16] == head[16:24]:
+                return False
+            at += 24 + size
+    finally:
+        os.close(fd)
+        os.close(db)
+    record_wal(root, salt)
+    return True
+
+
 def _prune(folder: str, keep: str) -> None:
     """Drop records, older than a day, of roots whose index no longer exists."""
     from .defaults import INDEX_FILE

@@ -6,13 +6,14 @@ the index file alone); writers delete it with the index and rebuild (memindex.pr
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 from conftest import write_mem
-from memindex import index
+from memindex import index, provenance
 from memindex.defaults import INDEX_FILE, MEMORY_DIR
 from memindex.provenance import wal_salt
 
@@ -147,3 +148,22 @@ def test_a_writer_never_plays_back_a_committed_hot_journal(tmp_path: Path):
     conn = index.open_reader(root)
     assert "evil.example" not in json.dumps(conn.execute("SELECT title FROM documents").fetchall())
     conn.close()
+
+
+def test_a_writer_killed_before_recording_its_new_wal_costs_no_rebuild(tmp_path: Path):
+    """Killed between the one-page write that starts a WAL generation and recording its
+    salt: readers read the index file alone, and the next writer adopts that WAL (one frame,
+    page 1 as in the file but for its counters) instead of rebuilding."""
+    from memindex.sync import sync
+
+    root = _kestrel(tmp_path / "p")
+    sync(root)
+    code = ("import os, sys; from memindex import index; conn, _ = index.open_writer(sys.argv[1]); "
+            "v = conn.execute('PRAGMA user_version').fetchone()[0]; conn.execute(f'PRAGMA user_version={v}'); os._exit(0)")
+    subprocess.run([sys.executable, "-c", code, str(root)], check=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    salt = wal_salt(str(root / INDEX_FILE))
+    assert salt is not None and not provenance.wal_accepted(salt, provenance.recorded(root)[1])
+    conn = index.open_reader(root)
+    assert conn.execute("SELECT count(*) FROM documents").fetchone()[0] == 1
+    conn.close()
+    assert sync(root).rebuilt is None

@@ -98,8 +98,7 @@ def open_reader(root: str | os.PathLike[str], busy_ms: int = 2000) -> sqlite3.Co
         raise IndexUnavailable(f"no index at {path} (run `memindex sync`)")
     salt = _wal_salt(path)  # before the record: a writer records a new salt right after it starts a WAL
     ids, recorded_salt = provenance.recorded(root)
-    # A WAL this user's writer did not start is never applied: the index file alone is read,
-    # as last checkpointed; never deleted here (the next writer replaces the index).
+    # A WAL this user's writer did not start is never applied (nor deleted): the file alone is read.
     conn = _open_any(path, busy_ms, immutable=not provenance.wal_accepted(salt, recorded_salt))
     try:
         ours = _ours(conn, root, ids)
@@ -184,10 +183,8 @@ def begin(conn: sqlite3.Connection) -> None:
     """BEGIN IMMEDIATE for a writer (under the lock), in a WAL whose salt is recorded.
 
     SQLite starts a new WAL generation (a new salt) at the first write after a complete
-    checkpoint, maybe mid-transaction: a writer killed there would leave a WAL no reader
-    accepts. So the writer checkpoints here (autocheckpoint is off), starts any new
-    generation with a one-page write (user_version, unchanged), records its salt, and only
-    then begins: only writers checkpoint, under the lock, so the generation stays."""
+    checkpoint: so the writer checkpoints here (autocheckpoint is off), starts any new one
+    with a one-page write (user_version, unchanged), records its salt, then begins."""
     root = _db_root(conn)
     try:
         if os.stat(index_path(root) + "-wal").st_size > CHECKPOINT_BYTES:
@@ -272,7 +269,11 @@ def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str |
     _check_files(path)
     reason = None if os.path.exists(path) else "index was missing"
     remove_db_files(path, ("-journal",))  # memindex never uses rollback mode: nobody's to play back
-    if not provenance.wal_accepted(_wal_salt(path), provenance.recorded(root)[1]):  # under the lock: none mid-commit
+    try:
+        ours = provenance.adopt_wal(root, path)  # under the lock: no writer is mid-commit
+    except (OSError, UnsafeFile) as exc:
+        raise IndexUnavailable(f"cannot read {path}-wal: {exc}") from None
+    if not ours:
         remove_db_files(path)  # the whole index: readers on the old files keep a consistent view
         reason = reason or f"index's -wal {NOT_OURS}"
     for attempt in (1, 2, 3):
