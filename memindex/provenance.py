@@ -158,7 +158,14 @@ def adopt_wal(root: str | os.PathLike[str], index: str) -> bool:
     salt = wal_salt(index)
     if wal_accepted(salt, recorded(root)[1]):
         return True
-    fd, db = rootfs.open_fd(index + "-wal"), rootfs.open_fd(index)
+    if not os.path.exists(index):
+        return False  # a WAL without its index: removed with the rest
+    fd = rootfs.open_fd(index + "-wal")
+    try:
+        db = rootfs.open_fd(index)
+    except BaseException:
+        os.close(fd)
+        raise
     try:
         head = os.pread(fd, 32, 0)
         size = int.from_bytes(head[8:12], "big") if len(head) == 32 else 0
