@@ -79,6 +79,7 @@ def _uri(path: str) -> str:
 
 
 MMAP_BYTES = 256 * 1024 * 1024  # memory-mapped reads: a large index is read without copying
+CHECKPOINT_BYTES = 4 * 1024 * 1024  # a writer checkpoints a WAL past this (`begin`), as SQLite's 1000 pages
 
 
 def _pragmas(conn: sqlite3.Connection, busy_ms: int) -> None:
@@ -95,9 +96,12 @@ def open_reader(root: str | os.PathLike[str], busy_ms: int = 2000) -> sqlite3.Co
     _check_files(path)
     if not os.path.exists(path):
         raise IndexUnavailable(f"no index at {path} (run `memindex sync`)")
-    conn = _open_any(path, busy_ms)
+    salt = _wal_salt(path)  # before the record: a writer records a new salt right after it starts a WAL
+    ids, recorded_salt = provenance.recorded(root)
+    # A WAL this user's writer did not start is never applied (nor deleted): the file alone is read.
+    conn = _open_any(path, busy_ms, immutable=not provenance.wal_accepted(salt, recorded_salt))
     try:
-        ours = _ours(conn, root)
+        ours = _ours(conn, root, ids)
     except sqlite3.Error as exc:
         conn.close()
         raise IndexUnavailable(f"cannot read the index {path}: {exc}") from None
@@ -111,13 +115,13 @@ def open_reader(root: str | os.PathLike[str], busy_ms: int = 2000) -> sqlite3.Co
 NOT_OURS = "was not built by this user's memindex in this folder (a committed or copied file, a moved project, or an older memindex)"
 
 
-def _open_any(path: str, busy_ms: int) -> sqlite3.Connection:
+def _open_any(path: str, busy_ms: int, immutable: bool = False) -> sqlite3.Connection:
     try:
-        return _open_ro(path, _uri(path), busy_ms)
+        return _open_ro(path, _uri(path) + ("&immutable=1" if immutable else ""), busy_ms)
     except sqlite3.Error as exc:
         if is_corruption(exc):
             raise IndexUnavailable(f"index {path} is corrupt ({exc}); run `memindex rebuild`") from None
-        if not _cannot_share(exc):  # busy or locked: a writer is at work, never read around it
+        if immutable or not _cannot_share(exc):  # busy or locked: a writer is at work, never read around it
             raise IndexUnavailable(f"cannot read the index {path}: {exc}") from None
         try:
             return _open_ro(path, _uri(path) + "&immutable=1", busy_ms)
@@ -169,10 +173,37 @@ def _build_id(conn: sqlite3.Connection) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _ours(conn: sqlite3.Connection, root: str | os.PathLike[str]) -> bool:
+def _ours(conn: sqlite3.Connection, root: str | os.PathLike[str], ids: tuple[str, ...] | None = None) -> bool:
     """Did this user's memindex build this index for this root? (one small file read)"""
     built = _build_id(conn)
-    return built is not None and built in provenance.accepted(root)
+    return built is not None and built in (provenance.accepted(root) if ids is None else ids)
+
+
+def begin(conn: sqlite3.Connection) -> None:
+    """BEGIN IMMEDIATE for a writer (under the lock), in a WAL whose salt is recorded.
+
+    SQLite starts a new WAL generation (a new salt) at the first write after a complete
+    checkpoint: so the writer checkpoints here (autocheckpoint is off), starts any new one
+    with a one-page write (user_version, unchanged), records its salt, then begins."""
+    root = _db_root(conn)
+    try:
+        if os.stat(index_path(root) + "-wal").st_size > CHECKPOINT_BYTES:
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    except FileNotFoundError:
+        pass
+    conn.execute(f"PRAGMA user_version={int(conn.execute('PRAGMA user_version').fetchone()[0])}")
+    try:
+        provenance.record_wal(root, _wal_salt(index_path(root)))
+    except UnsafeFile as exc:
+        raise IndexUnavailable(f"cannot record the index's WAL: {exc}") from None
+    conn.execute("BEGIN IMMEDIATE")
+
+
+def _wal_salt(path: str) -> str | None:
+    try:
+        return provenance.wal_salt(path)
+    except (OSError, UnsafeFile) as exc:
+        raise IndexUnavailable(f"cannot read {path}-wal: {exc}") from None
 
 
 def _db_root(conn: sqlite3.Connection) -> str:
@@ -215,8 +246,8 @@ def describe(exc: BaseException, path: str) -> str:
     return text
 
 
-def remove_db_files(path: str) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
+def remove_db_files(path: str, suffixes: tuple[str, ...] = ("", "-wal", "-shm", "-journal")) -> None:
+    for suffix in suffixes:
         try:
             os.unlink(f"{path}{suffix}")
         except FileNotFoundError:
@@ -237,6 +268,14 @@ def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str |
     path = index_path(root)
     _check_files(path)
     reason = None if os.path.exists(path) else "index was missing"
+    remove_db_files(path, ("-journal",))  # memindex never uses rollback mode: nobody's to play back
+    try:
+        ours = provenance.adopt_wal(root, path)  # under the lock: no writer is mid-commit
+    except (OSError, UnsafeFile) as exc:
+        raise IndexUnavailable(f"cannot read {path}-wal: {exc}") from None
+    if not ours:
+        remove_db_files(path)  # the whole index: readers on the old files keep a consistent view
+        reason = reason or f"index's -wal {NOT_OURS}"
     for attempt in (1, 2, 3):
         try:
             rootfs.create_private(path)  # a new index starts private; sync then sets rootfs.derived_mode
@@ -251,6 +290,7 @@ def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str |
                 reason = f"index {NOT_OURS}"
                 continue
             conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA wal_autocheckpoint=0")  # `begin` checkpoints: the WAL's salt stays recorded
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA cache_size=-65536")  # 64 MiB: a large sync's b-tree pages stay in memory
             version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -260,7 +300,7 @@ def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str |
             if version == INDEX_VERSION and damage is None:
                 return conn, reason
             reason = reason or damage or f"index had version {version}, expected {INDEX_VERSION}"
-            conn.execute("BEGIN IMMEDIATE")
+            begin(conn)
             _create(conn)
             set_meta(conn, built_by=built_by())
             conn.execute("COMMIT")
@@ -401,7 +441,7 @@ class transaction:  # noqa: N801  (used as `with index.transaction(conn):`)
         self.conn = conn
 
     def __enter__(self) -> None:
-        self.conn.execute("BEGIN IMMEDIATE")
+        begin(self.conn)
 
     def __exit__(self, kind: object, exc: object, tb: object) -> None:
         if kind is None:
