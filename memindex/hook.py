@@ -138,7 +138,9 @@ def on_prompt(data: dict) -> str:
     from .render import memory_context
 
     block = memory_context(hits, prefix)
-    if cfg["retrieval.tool_anchors"] and cfg["retrieval.file_anchors"]:  # for the PreToolUse hook
+    # for the PreToolUse hook, and for the Stop hook's save prompts: Claude Code writes the
+    # transcript lazily, so at Stop the turn's prompt may not be in it yet (tests/e2e)
+    if (cfg["retrieval.tool_anchors"] and cfg["retrieval.file_anchors"]) or cfg["capture.save_prompts"]:
         from . import memo
 
         memo.remember(data.get("session_id"), prompt, turns, [prefix + h.path for h in hits])

@@ -409,3 +409,18 @@ def test_the_evaluation_script_runs_the_hook_and_agrees_in_process(tmp_path: Pat
     assert "| endings held-out        | 1     | 1            | 1    | 1.00 (1/1) | 1.00 (1/1) | 1.00 (1/1)" in out.stdout  # e3: ids sorted, every third
     assert "hook command runs: 5 (slice: all); hook vs in-process disagreements: 0" in out.stdout
     assert "sequences dev: 0 repeats on 1 repeat stops" in out.stdout
+
+
+def test_the_prompt_from_the_session_memo_when_the_transcript_is_not_written_yet(tmp_path: Path) -> None:
+    """Claude Code writes the transcript lazily: under load the Stop hook can run before
+    the file exists (seen in tests/e2e). The prompt hook's memo holds the turn's prompt."""
+    from memindex import memo
+    from memindex.capture.triage import stop_decision
+
+    payload = {"session_id": "lazy-transcript", "transcript_path": str(tmp_path / "not-yet.jsonl"),
+               "cwd": str(tmp_path), "hook_event_name": "Stop", "stop_hook_active": False,
+               "last_assistant_message": "Postgres it is."}
+    assert stop_decision(payload) == ""  # no prompt anywhere: quiet
+    memo.remember("lazy-transcript", "Let's go with Postgres over MySQL for the events store.", [], [])
+    out = stop_decision(payload)
+    assert '"decision":"block"' in out and "decision" in out and "Postgres over MySQL" in out

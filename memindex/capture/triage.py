@@ -282,6 +282,12 @@ def stop_decision(payload: dict) -> str:
     from .turn import latest_turn
 
     turn = latest_turn(payload.get("transcript_path"), payload.get("last_assistant_message"))
+    if not turn.user:  # Claude Code writes the transcript lazily: the prompt hook's memo has the prompt
+        from ..memo import recall
+
+        left = recall(payload.get("session_id"))
+        if left and left.get("prompt"):
+            turn.user = [left["prompt"]]
     if not turn.user:
         return ""
     found = findings(turn.user, turn.assistant, turn.tools, turn.before)
