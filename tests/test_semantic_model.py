@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import run_cli, write_json, write_mem
+from conftest import run_cli, trust_config, write_json, write_mem
 
 from memindex import index
 from memindex.config import parse_config
@@ -65,6 +65,7 @@ def test_a_paraphrase_is_found_by_fused_search(memory_root: Path, embedder) -> N
 def test_the_cli_fuses_with_the_model_loaded_in_process(memory_root: Path, embedder) -> None:
     small_store(memory_root)
     write_json(memory_root, "memory-config.json", {"semantic": {"enabled": True}})
+    trust_config(memory_root)  # a project's config turns a model on only once trusted
     done = run_cli("--root", str(memory_root), "search", "--limit", "2", "builds break randomly while the db is still booting")
     assert done.returncode == 0, done.stderr
     assert "runbooks/pg-readiness.json" in done.stdout.splitlines()[0]
@@ -86,6 +87,7 @@ def test_a_hub_id_is_downloaded_then_embeds_and_searches(memory_root: Path, embe
     try:
         small_store(memory_root)
         write_json(memory_root, "memory-config.json", {"semantic": {"enabled": True, "model": "test-org/minilm"}})
+        trust_config(memory_root)  # a project's config asks a hub for a model only once trusted
         env = dict(cli_env(), HF_ENDPOINT=hub.url, HF_HUB_CACHE=str(tmp_path / "hf"), MEMINDEX_CACHE_DIR=str(tmp_path / "mc"))
         env.pop("HF_HUB_OFFLINE", None)
         import subprocess
