@@ -19,6 +19,7 @@ def test_a_session_summary_appears_after_the_session_and_import_finds_the_same_t
     config = root / "memory-config.json"  # this test is about capture: no save prompt after the decision
     settings = json.loads(config.read_text()) if config.exists() else {}
     settings.setdefault("capture", {})["save_prompts"] = False
+    settings["capture"]["min_interval_s"] = 0  # the SessionEnd capture need not wait behind the Stop one
     config.write_text(json.dumps(settings))
     script = [[tool_use("Bash", {"command": "python3 -m pytest --version || true", "description": "check pytest"})],
               [text(CLOSING)]]
@@ -28,6 +29,9 @@ def test_a_session_summary_appears_after_the_session_and_import_finds_the_same_t
     assert all(h["stdout"] == "" for h in run.hook("Stop") + run.hook("SessionEnd"))
     target = root / "sessions-local" / f"session-{sid}.json"
     assert wait_for(target.exists, timeout=30), f"no summary; log: {(root / '.memindex.log').read_text() if (root / '.memindex.log').exists() else ''}"
+    # Claude Code writes the transcript lazily: the Stop hook's job may summarise it before
+    # the closing text is in it; the SessionEnd job (in the background) brings it up to date
+    assert wait_for(lambda: "closing_summary" in json.loads(target.read_text())["content"], timeout=30), target.read_text()
     summary = json.loads(target.read_text())
     assert summary["content"]["goal"] == PROMPT
     assert summary["content"]["closing_summary"] == CLOSING
