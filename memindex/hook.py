@@ -280,14 +280,14 @@ def _session_start_block(root, data: dict) -> str:
     return memory_context(hits, display_prefix(root))
 
 
-def capture_session(root, data: dict) -> None:
+def capture_session(root, data: dict, cfg) -> None:
     """Session capture (memindex.capture): the session's summary is rewritten by a
     detached job; this only asks for it (coalesced per session, returns at once)."""
     from .capture.schedule import request_capture
-    from .config import load_config
+    from .errors import UnsafeFile
 
     try:
-        request_capture(root, data, bool(load_config(root)["capture.enabled"]))
+        request_capture(root, data, bool(cfg["capture.enabled"]))
     except (OSError, UnsafeFile) as exc:
         note(f"no session capture: {exc}")
 
@@ -297,23 +297,26 @@ def on_stop(data: dict) -> str:
     background (a session killed before its end still has one); then at most one save
     prompt for what the latest turn decided, fixed, found, deferred or was asked to
     remember (the only output; the stop goes on without it)."""
-    capture_session(_root_for(data.get("cwd")), data)
-    return save_prompt(data)
+    from .config import load_config
+
+    root = _root_for(data.get("cwd"))
+    cfg = load_config(root)  # once for both
+    capture_session(root, data, cfg)
+    return save_prompt(data, cfg)
 
 
 def on_session_end(data: dict) -> str:
     """SessionEnd: the final capture (coalesced with the last Stop's)."""
-    capture_session(_root_for(data.get("cwd")), data)
+    from .config import load_config
+
+    root = _root_for(data.get("cwd"))
+    capture_session(root, data, load_config(root))
     return ""
 
 
-def save_prompt(data: dict) -> str:
+def save_prompt(data: dict, cfg) -> str:
     """The triage's block decision, or "" (capture/triage.py: never after a blocked stop,
-    `stop_hook_active`). Off with `capture.save_prompts: false`; needs a memory root."""
-    root = _root_for(data.get("cwd"))
-    from .config import load_config
-
-    cfg = load_config(root)
+    `stop_hook_active`). Off with `capture.save_prompts: false`."""
     if not cfg["capture.save_prompts"]:
         return ""
     from .capture import asked
