@@ -196,10 +196,14 @@ def keep_fresh(data: dict) -> str:
     from . import index
 
     try:
-        with index.open_reader(root, busy_ms=1000) as conn:
-            freshen.refresh(conn, root, note)
+        conn = index.open_reader(root, busy_ms=1000)
     except index.IndexUnavailable:
         freshen.spawn_sync(root, note)
+        return ""
+    try:
+        freshen.refresh(conn, root, note)
+    finally:
+        conn.close()
     return ""
 
 
@@ -247,8 +251,10 @@ def on_session_start(data: dict) -> str:
     except index.IndexUnavailable:
         freshen.build_missing_index(root, note)
     else:
-        with conn:
+        try:
             attention = health.session_message(conn, root) if data.get("source") != "compact" else None
+        finally:
+            conn.close()
         freshen.spawn_sync(root, note)
     return health.session_output(attention, _session_start_block(root, data))
 

@@ -56,7 +56,7 @@ class Tail:
     def last(self, nbytes: int) -> Tail | None:
         """The last `nbytes` of the file from this copy, or None when it holds fewer and
         the file goes back further."""
-        if nbytes >= len(self.data) and self.start > 0:
+        if nbytes > len(self.data) and self.start > 0:
             return None
         cut = max(0, len(self.data) - nbytes)
         return Tail(self.data[cut:], self.start + cut)
