@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from . import rootfs
+from .rootfs import try_lock
 from .errors import LockTimeout, UnsafeFile
 
 
@@ -65,7 +66,7 @@ class _StdlibLock:
         fd = rootfs.open_fd(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + (self.timeout if blocking else 0)
         try:
-            while not _try_lock(fd):
+            while not try_lock(fd):
                 if time.monotonic() >= deadline:
                     raise _Busy()
                 time.sleep(poll_interval)
@@ -80,24 +81,6 @@ class _StdlibLock:
             _unlock(fd)
         finally:
             os.close(fd)
-
-
-def _try_lock(fd: int) -> bool:
-    try:
-        import fcntl
-    except ImportError:  # Windows
-        import msvcrt
-
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    return True
 
 
 def _unlock(fd: int) -> None:

@@ -160,7 +160,7 @@ def explain(root: str, cfg: Config, prompt: str, file: str | None = None, allow_
     if file is not None:
         semantic = "not used by the PreToolUse hook"
     elif cfg["semantic.enabled"]:  # the hook asks the worker; so does explain (it never starts one)
-        from .defaults import CAPTURE_TAG, DENSE_K
+        from .defaults import DENSE_K
         from .semantic import client
 
         pending = client.begin(root, dense_text(prompt, [], cfg), k=DENSE_K, budget_s=1.0)

@@ -169,3 +169,22 @@ def check(path: str) -> None:
     why = why_unsafe(st)
     if why:
         raise UnsafeFile(path, why)
+
+
+def try_lock(fd: int) -> bool:
+    """Take an exclusive lock on an open file without waiting: flock, or msvcrt on Windows."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True

@@ -39,19 +39,16 @@ def capture_transcript(root: str, cfg: Config, transcript: str, *, dry_run: bool
 
 
 def _acquire(lock: str) -> int | None:
-    import fcntl
+    from ..rootfs import try_lock
 
     fd = rootfs.open_fd(lock, os.O_RDWR | os.O_CREAT, 0o600)
     deadline = time.monotonic() + LOCK_TRIES_S
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                os.close(fd)
-                return None
-            time.sleep(0.02)
+    while not try_lock(fd):
+        if time.monotonic() > deadline:
+            os.close(fd)
+            return None
+        time.sleep(0.02)
+    return fd
 
 
 def _since_last(done: str) -> float:

@@ -40,16 +40,13 @@ def valid_request(data: dict) -> tuple[str, str] | None:
 
 def busy(lock: str) -> bool:
     """Whether a capture job holds the session's lock now."""
-    import fcntl
+    from ..rootfs import try_lock
 
     fd = rootfs.open_fd(lock, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
+        return not try_lock(fd)
     finally:
         os.close(fd)  # closing releases a lock just taken
-    return False
 
 
 def request_capture(root: str, data: dict, enabled: bool) -> bool:

@@ -11,6 +11,7 @@ import argparse
 import os
 
 from ..config import Config
+from ..defaults import CONFIG_MAX_BYTES
 from ._common import AddParser, emit_json, err
 
 
@@ -47,7 +48,7 @@ def cmd_trust(args: argparse.Namespace, root: str | None, cfg: Config) -> int:
             print(f"{'revoked' if had else 'was not trusted'}: {root}")
         return 0
     cfg = load_config(root)
-    raw = rootfs.read(path, 16 * 1024 * 1024)
+    raw = rootfs.read(path, CONFIG_MAX_BYTES)
     state = trust.state(root, raw) if raw is not None else None
     info = {"root": root, "config": path if raw is not None else None, "state": state or "no config",
             "asks_for_more": cfg.more, "ignored": cfg.ignored, "user_config": trust.user_config_path()}
@@ -93,7 +94,7 @@ def _list(args: argparse.Namespace) -> int:
     for where, entry in sorted(trust.records().items()):
         path = entry.get("config") or ""
         try:
-            raw = rootfs.read(path, 16 * 1024 * 1024) if path else None
+            raw = rootfs.read(path, CONFIG_MAX_BYTES) if path else None
         except (OSError, UnsafeFile):
             raw = None
         now = "missing" if raw is None else ("trusted" if trust.digest(raw) == entry.get("sha256") else "changed")
