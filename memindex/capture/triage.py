@@ -14,8 +14,11 @@ that always re-triggered, and from the skill's own instructions matching its key
 - only the latest turn is read (since the user's last prompt), never the whole session,
   and the hook's own feedback, skill texts and tool output are not the user's words;
 - the topics already asked about live in a per-session file outside the repository
-  (capture/asked.py) and are written before the block is printed; a new finding that
-  overlaps one of them is the same topic;
+  (capture/asked.py) and are written before the block is printed; a new finding is the
+  same topic as one of them when their words overlap, when they are of one category and
+  share the turn's identifiers (code spans, paths, names with digits: what survives a
+  rephrasing), or when the turn says it recurs ("same error", "again", "as agreed",
+  "per our convention") and the session already asked about that category;
 - a turn in which the model already ran the memory-save skill or `memindex save` is quiet;
 - at most SAVE_PROMPTS_PER_SESSION asks in a session.
 """
@@ -24,10 +27,11 @@ from __future__ import annotations
 
 import os
 
-from ..defaults import SAVE_PROMPT_TOPICS, SAVE_PROMPTS_PER_SESSION, TOPIC_KEY_WORD_CHARS, TOPIC_KEY_WORDS, TOPIC_MAX_CHARS
+from ..defaults import SAVE_PROMPT_TOPICS, SAVE_PROMPTS_PER_SESSION, TOPIC_KEY_IDS, TOPIC_KEY_WORD_CHARS, TOPIC_KEY_WORDS, TOPIC_MAX_CHARS
 from ..lean import dumps, loads
 
 _DATA: dict | None = None
+_SOURCES = ("user", "assistant", "tools", "before", "earlier")  # what a whole-turn rule's patterns are matched against
 
 
 class Category:
@@ -35,7 +39,7 @@ class Category:
 
     __slots__ = ("name", "label", "save_as", "words", "user", "assistant", "unless", "turn")
 
-    def __init__(self, name: str, spec: dict) -> None:
+    def __init__(self, name: str, spec: dict, shared: dict[str, str]) -> None:
         self.name = name
         self.label: str = spec["label"]
         self.save_as: str | None = spec.get("save_as")
@@ -43,7 +47,10 @@ class Category:
         self.user: list[str] = spec.get("user", [])
         self.assistant: list[str] = spec.get("assistant", [])
         self.unless: str | None = spec.get("unless")
-        self.turn: list[dict] = spec.get("turn", [])  # rules over the whole turn (see triage.json)
+        # rules over the whole turn (see triage.json): each source's patterns as a list, all of
+        # which must match; "@name" is the shared pattern `_shared.name` (compiled once for all)
+        self.turn: list[dict] = [{k: [shared[p[1:]] if p.startswith("@") else p for p in ([v] if isinstance(v, str) else v)]
+                                  if k in _SOURCES else v for k, v in rule.items()} for rule in spec.get("turn", [])]
 
 
 def data() -> dict:
@@ -53,10 +60,14 @@ def data() -> dict:
         with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "triage.json"), "rb") as fh:
             raw = loads(fh.read())
         _DATA = {
-            "categories": [Category(k, v) for k, v in raw.items() if not k.startswith("_")],
+            "categories": [Category(k, v, raw["_shared"]) for k, v in raw.items() if not k.startswith("_")],
             "skip": raw["_skip"],
             "restated": raw["_restated"],
+            "recurs": raw["_recurs"],
+            "request": raw["_request"],
             "same_topic": float(raw["_same_topic"]),
+            "same_topic_other_kind": float(raw["_same_topic_other_kind"]),
+            "same_ids": float(raw["_same_ids"]),
             "stopwords": frozenset(raw["_stopwords"]),
         }
     return _DATA
@@ -67,25 +78,34 @@ class Finding:
     (the topic, in the speaker's words), the topic's key words, and the memory category
     to propose (an explicit "remember this" takes the kind its sentence also reads as)."""
 
-    __slots__ = ("category", "topic", "key", "speaker", "save_as")
+    __slots__ = ("category", "topic", "key", "speaker", "save_as", "ids", "recurs")
 
     def __init__(self, category: Category, topic: str, key: frozenset[str], speaker: str, save_as: str | None = None) -> None:
         self.category, self.topic, self.key, self.speaker = category, topic, key, speaker
         self.save_as = category.save_as or save_as
+        self.ids: frozenset[str] = frozenset()  # the turn's identifiers (see identifiers())
+        self.recurs = False  # the turn says its subject came up before ("same error", "as agreed")
+
+    def record(self) -> list[str]:
+        """The finding as the session's state keeps it: its words, "@" and its category,
+        "`" and each identifier."""
+        return [*sorted(self.key), "@" + self.category.name, *sorted("`" + i for i in self.ids)]
 
     def __repr__(self) -> str:
         return f"Finding({self.category.name!r}, {self.topic!r}, {self.speaker!r})"
 
 
-def findings(user: list[str], assistant: list[str], tools: list[str] | None = None, before: str = "") -> list[Finding]:
+def findings(user: list[str], assistant: list[str], tools: list[str] | None = None, before: str = "",
+             earlier: str = "") -> list[Finding]:
     """Every category the turn matches, at most one finding per category (the user's
     sentences, then the assistant's, then the category's whole-turn rules), in
-    triage.json's order. `tools`: the turn's tool results; `before`: the assistant's words
-    the user's prompt answers. Deterministic."""
+    triage.json's order. `tools`: the verdicts of the commands the turn ran; `before`: the
+    assistant's words the user's prompt answers; `earlier`: the user's prompt before them.
+    Deterministic."""
     cats = data()["categories"]
     tools = tools or []
     texts = [("user", t) for t in user] + [("assistant", t) for t in assistant]
-    low = "\n".join([*(t for _, t in texts), *tools, before]).lower()
+    low = "\n".join([*(t for _, t in texts), *tools, before, earlier]).lower()
     if not any(w in low for c in cats for w in c.words):
         return []  # the common case: the regular-expression engine is not even loaded
     import re
@@ -111,23 +131,51 @@ def findings(user: list[str], assistant: list[str], tools: list[str] | None = No
                     continue
                 found[cat.name] = _finding(cat, sentences, i, speaker, cats)
     context = {"assistant": "\n".join(" ".join(s) for s in prose["assistant"]), "tools": "\n".join(tools),
-               "before": " ".join(_sentences(before)) if before else ""}
+               "before": " ".join(_sentences(before)) if before else "",
+               "earlier": " ".join(_sentences(earlier)) if earlier else ""}
     for cat in cats:
         if cat.name not in found and cat.turn:
             hit = _turn_rule(cat, prose["user"], context)
             if hit is not None:
                 found[cat.name] = _finding(cat, hit[0], hit[1], "user", cats)
     out = [found[c.name] for c in cats if c.name in found]
+    if out:
+        ids = identifiers([*user, *assistant])
+        recurs = any(re.search(data()["recurs"], " ".join(s), re.I) for s in [*prose["user"], *prose["assistant"]])
     for f in out:  # "remember this" with nothing that says what kind: the turn's other finding
         if f.save_as is None:
             f.save_as = next((g.save_as for g in out if g.save_as), None)
+        f.ids, f.recurs = ids, recurs
     return out
 
 
-def _skipped(sentence: str) -> bool:
-    """A question or a hypothetical: never a finding."""
+def identifiers(texts: list[str]) -> frozenset[str]:
+    """The names a turn's prose and inline code use that a rephrasing keeps: code spans,
+    paths and dotted names, snake_case and camelCase, words with digits ("bf16", "29s",
+    "kotlin-stdlib-jdk8"), lowercased; the first TOPIC_KEY_IDS, each cut to
+    TOPIC_KEY_WORD_CHARS. Fenced code is left out (its names are the code's, not the topic's)."""
     import re
 
+    out: dict[str, None] = {}
+    for text in texts:
+        text = re.sub(r"(?s)(```|~~~).*?(?:\1|\Z)", " ", text)
+        for span in re.findall(r"`([^`\n]{2,80})`|([A-Za-z0-9_][\w.+/:-]*[A-Za-z0-9_])", text):
+            word = span[0] or span[1]
+            if span[1] and not (re.search(r"[\d_./]", word) and re.search(r"[A-Za-z]", word) or re.search(r"[a-z][A-Z]", word)):
+                continue  # a plain word: the topic's words hold it
+            out.setdefault(" ".join(word.lower().split())[:TOPIC_KEY_WORD_CHARS].strip(".:/-"))
+            if len(out) >= TOPIC_KEY_IDS:
+                return frozenset(w for w in out if w)
+    return frozenset(w for w in out if w)
+
+
+def _skipped(sentence: str) -> bool:
+    """A question or a hypothetical: never a finding; but a request put as a question
+    ("can you remember that ...?", "could you always ...?") is a request."""
+    import re
+
+    if re.search(data()["request"], sentence, re.I):
+        return False
     return sentence.rstrip().endswith("?") or re.search(data()["skip"], sentence, re.I) is not None
 
 
@@ -138,16 +186,18 @@ def _turn_rule(cat: Category, user: list[list[str]], context: dict[str, str]) ->
     import re
 
     for rule in cat.turn:
-        if not all(re.search(rule[k], context[k], re.I) for k in ("assistant", "tools", "before") if k in rule):
+        if not all(re.search(p, context[k], re.I) for k in ("tools", "assistant", "before", "earlier") if k in rule for p in rule[k]):
             continue
         if rule.get("not_user") and any(re.search(rule["not_user"], " ".join(s), re.I) for s in user):
             continue
         for sentences in user:
             for i, sentence in enumerate(sentences):
-                if _skipped(sentence) or not re.search(rule["user"], sentence, re.I):
+                if _skipped(sentence) or not all(re.search(p, sentence, re.I) for p in rule["user"]):
                     continue
                 if rule.get("unless") and re.search(rule["unless"], sentence, re.I):
                     continue
+                if rule.get("topic") == "earlier" and context["earlier"]:  # "works now": the problem is the topic
+                    return [context["earlier"]], 0
                 return sentences, i
     return None
 
@@ -180,17 +230,31 @@ def topic_key(text: str) -> frozenset[str]:
     return frozenset(list(words)[:TOPIC_KEY_WORDS])
 
 
-def same_topic(key: frozenset[str], seen: list[list[str]]) -> bool:
-    """Whether `key` is a topic already asked about: it overlaps one by `_same_topic` of
-    the smaller key (two empty keys are the same topic: nothing tells them apart)."""
-    need = data()["same_topic"]
-    for words in seen:
-        other = frozenset(words)
-        if not key or not other:
-            if not key and not other:
+def same_topic(f: Finding, seen: list[list[str]]) -> bool:
+    """Whether the finding is a topic already asked about (each as Finding.record keeps
+    it): its words overlap one's by `_same_topic` of the smaller key, or by
+    `_same_topic_other_kind` when that one is of another category (the NaN fixed under a
+    bf16 decision is a new finding about the same things, not the decision again; two
+    empty keys are the same topic: nothing tells them apart); or it is of the same
+    category and shares `_same_ids` of the smaller set of identifiers (a rephrasing keeps
+    the names it is about); or the turn says its subject recurs and the category was
+    asked about."""
+    cat = "@" + f.category.name
+    for record in seen:
+        other = frozenset(w for w in record if w[:1] not in ("@", "`"))
+        same_kind = cat in record or not any(w[:1] == "@" for w in record)  # a record of an older version: any kind
+        if same_kind:
+            if f.recurs:
+                return True
+            ids = frozenset(w[1:] for w in record if w[:1] == "`")
+            if ids and f.ids and len(ids & f.ids) / min(len(ids), len(f.ids)) >= data()["same_ids"]:
+                return True
+        if not f.key or not other:
+            if not f.key and not other:
                 return True
             continue
-        if len(key & other) / min(len(key), len(other)) >= need:
+        need = data()["same_topic"] if same_kind else data()["same_topic_other_kind"]
+        if len(f.key & other) / min(len(f.key), len(other)) >= need:
             return True
     return False
 
@@ -205,12 +269,14 @@ _CODE_LINE = (  # a quoted, logged or pasted line (code keywords only with code 
 
 def _sentences(text: str) -> list[str]:
     """The text's prose sentences: fenced code, inline code, quoted and code-like lines,
-    and long quotations are taken out, then it is cut at sentence ends and line breaks."""
+    and long quotations (in double or single quotes) are taken out, then it is cut at sentence ends and line breaks."""
     import re
 
     text = re.sub(r"(?s)(```|~~~).*?(?:\1|\Z)", "\n", text)
     text = re.sub(r"`[^`\n]*`", " code ", text)
-    text = re.sub(r"[\"“][^\"”\n]{0,400}[\"”]", lambda m: m.group(0) if len(m.group(0).split()) < 5 else " quote ", text)
+    quote = lambda m: m.group(0) if len(m.group(0).split()) < 5 else " quote "  # noqa: E731
+    text = re.sub(r"[\"“][^\"”\n]{0,400}[\"”]", quote, text)
+    text = re.sub(r"(?<![\w'‘])['‘][^'’\n]{3,400}['’](?![\w'’])", quote, text)  # 'a commit message', not it's
     lines = []
     for ln in text.splitlines():
         body = ln.lstrip()  # runs of whitespace as one space (the indent kept short): the patterns stay linear
@@ -266,9 +332,9 @@ def choose(found: list[Finding], state: dict) -> list[Finding]:
         return []
     chosen: list[Finding] = []
     for f in found:
-        if len(chosen) < SAVE_PROMPT_TOPICS and not same_topic(f.key, state["topics"]):
+        if len(chosen) < SAVE_PROMPT_TOPICS and not same_topic(f, state["topics"]):
             chosen.append(f)
-            state["topics"].append(sorted(f.key))
+            state["topics"].append(f.record())
     if chosen:
         state["asks"] += 1
     return chosen
@@ -290,7 +356,7 @@ def stop_decision(payload: dict) -> str:
             turn.user = [left["prompt"]]
     if not turn.user:
         return ""
-    found = findings(turn.user, turn.assistant, turn.tools, turn.before)
+    found = findings(turn.user, turn.assistant, turn.tools, turn.before, turn.earlier)
     if not found:
         return ""
     from . import asked
@@ -303,8 +369,8 @@ def stop_decision(payload: dict) -> str:
     state = asked.load(session)
     if turn.saved:  # the model saved during the turn: nothing to ask, but the topics are handled
         for f in found:
-            if not same_topic(f.key, state["topics"]):
-                state["topics"].append(sorted(f.key))
+            if not same_topic(f, state["topics"]):
+                state["topics"].append(f.record())
         asked.save(session, state)
         return ""
     chosen = choose(found, state)

@@ -3,16 +3,21 @@ Stop hook's triage looks at.
 
 A turn starts at the user's latest real prompt (not a tool result, not a meta entry such
 as the "Stop hook feedback" Claude Code records for a blocked stop, not a slash-command
-wrapper) and holds the assistant's text blocks, tool calls and the end of tool results
-since, with the assistant's last words before the prompt (the options a "sqs then" picks). Only the tail is
-read: the window doubles from TURN_TAIL_BYTES while it holds no prompt, up to
-TURN_MAX_BYTES (a turn of huge tool output is then judged on what the window holds).
-Standard library only: the Stop hook imports it.
+wrapper, not the output of a `!` shell command or a background task) and holds the
+assistant's text blocks and tool calls since, with the assistant's words of the
+BEFORE_TURNS turns before the prompt (the options a "sqs then" picks, the fix a "works
+now" confirms) and the user's prompt before it. Only the user's words and the assistant's
+own prose reach the triage: of the tool results, only the verdict of a command the
+assistant ran (the last lines of a Bash command's output that did not fail and does not
+print files: "BUILD SUCCESSFUL", "12 passed"), never a file's text, a search's hits or a
+page fetched. Only the tail is read: the window doubles from TURN_TAIL_BYTES while it
+holds no prompt, up to TURN_MAX_BYTES (a turn of huge tool output is then judged on what
+the window holds). Standard library only: the Stop hook imports it.
 """
 
 from __future__ import annotations
 
-from ..defaults import TOOL_RESULT_CHARS, TOOL_RESULTS_MAX, TURN_MAX_BYTES, TURN_TAIL_BYTES
+from ..defaults import BEFORE_CHARS, BEFORE_TURNS, TOOL_RESULT_CHARS, TOOL_RESULTS_MAX, TURN_MAX_BYTES, TURN_TAIL_BYTES
 from ..lean import loads
 from ..transcript import read_tail, user_text
 
@@ -20,19 +25,28 @@ from ..transcript import read_tail, user_text
 # the Skill tool's argument): the triage then has nothing to ask.
 _SAVE_COMMANDS = ("memindex save", "memindex update", "memindex candidate")
 _SAVE_SKILL = "memory-save"
+# User entries that are not the user's words: the output of a `!` shell command and of
+# background tasks, which can hold any file's text.
+_NOT_PROMPTS = ("<bash-", "<task-notification", "<local-command")
+# Commands whose output is a file's or a search's text, not a verdict (the last word run).
+_PRINTS = frozenset("cat head tail less more bat grep egrep rg ag ack find ls tree echo printf sed awk jq yq curl wget "
+                    "strings xxd od hexdump diff type nl sort uniq cut tr base64".split())
+_PRINTS_GIT = ("git show", "git log", "git diff", "git blame", "git cat-file", "git grep")
 
 
 class Turn:
     """The user's prompt(s) and the assistant's words of the latest turn, oldest first."""
 
-    __slots__ = ("user", "assistant", "tools", "before", "saved")
+    __slots__ = ("user", "assistant", "tools", "before", "earlier", "saved", "_commands")
 
     def __init__(self) -> None:
         self.user: list[str] = []
         self.assistant: list[str] = []
-        self.tools: list[str] = []  # the tool results' texts (their last TOOL_RESULT_CHARS each)
-        self.before = ""  # the assistant's last words before the prompt (what the user answers)
+        self.tools: list[str] = []  # the verdicts of the commands run (the last TOOL_RESULT_CHARS of each output)
+        self.before = ""  # the assistant's words of the turns before the prompt (what the user answers)
+        self.earlier = ""  # the user's prompt before those words (the problem a "works now" was about)
         self.saved = False  # the model ran the memory-save skill or `memindex save/update` this turn
+        self._commands: dict[str, str] = {}  # tool_use id -> the Bash command the assistant ran
 
 
 def latest_turn(path: object, last_assistant_message: object = None) -> Turn:
@@ -59,9 +73,12 @@ def latest_turn(path: object, last_assistant_message: object = None) -> Turn:
 
 
 def _parse(lines: list[bytes]) -> Turn:
-    """Back from the end to the latest real user prompt, and the assistant's text before it."""
+    """Back from the end to the latest real user prompt, then the assistant's words of the
+    BEFORE_TURNS turns before it and the user's prompt that opened the first of them."""
     turn = Turn()
-    prompt_seen = False
+    results: list[tuple[str, str]] = []  # (tool_use id, output) of commands that did not fail, newest first
+    prompts = 0  # real prompts seen: 1 is the turn's own
+    before: list[str] = []  # newest first
     for line in reversed(lines):
         if b'"user"' not in line and b'"assistant"' not in line:
             continue  # attachments, progress, queue operations: never parsed
@@ -72,42 +89,78 @@ def _parse(lines: list[bytes]) -> Turn:
         if not isinstance(entry, dict) or entry.get("isSidechain"):
             continue
         kind = entry.get("type")
-        if prompt_seen:
+        if prompts:
             if kind == "assistant":
-                before = Turn()
-                _assistant(entry, before)
-                if before.assistant:
-                    turn.before = before.assistant[-1]
+                prior = Turn()
+                _assistant(entry, prior)
+                before.extend(reversed(prior.assistant))
+                if sum(len(b) for b in before) >= BEFORE_CHARS:
                     break
-            elif kind == "user" and user_text(entry) is not None:
-                break
+            elif kind == "user":
+                text = _prompt(entry)
+                if text is not None:
+                    prompts += 1
+                    if prompts == 2:
+                        turn.earlier = text
+                    if prompts > BEFORE_TURNS:
+                        break
             continue
         if kind == "user":
-            text = user_text(entry)
+            text = _prompt(entry)
             if text is not None:
                 turn.user.append(text)
-                prompt_seen = True
-            elif len(turn.tools) < TOOL_RESULTS_MAX:
-                turn.tools.extend(_tool_results(entry))
+                prompts = 1
+            elif len(results) < TOOL_RESULTS_MAX:
+                results.extend(_tool_results(entry))
         elif kind == "assistant":
             _assistant(entry, turn)
     turn.user.reverse()
     turn.assistant.reverse()
-    turn.tools.reverse()
+    turn.before = "\n".join(reversed(before))[-BEFORE_CHARS:]
+    turn.tools = [out for tid, out in reversed(results) if _verdict(turn._commands.get(tid))]
     return turn
 
 
-def _tool_results(entry: dict) -> list[str]:
+def _prompt(entry: dict) -> str | None:
+    """The user's own words in the entry, or None (also for a shell command's or a
+    background task's output, which Claude Code records as user text)."""
+    text = user_text(entry)
+    if text is None or text.startswith(_NOT_PROMPTS):
+        return None
+    if "<system-reminder>" in text:  # reminders Claude Code appends to a prompt are not the user's words
+        import re
+
+        text = re.sub(r"(?s)<system-reminder>.*?(?:</system-reminder>|\Z)", " ", text).strip()
+    return text or None
+
+
+def _verdict(command: str | None) -> bool:
+    """Whether a Bash command's output is a verdict (a build, a test run, a deploy), not a
+    file's or a search's text: the last command of a chain (the first of its pipe: a
+    build piped to `tail` is still the build) does not print files."""
+    if not command:
+        return False
+    last = command.replace("&&", ";").replace("||", ";").split(";")[-1].split("|")[0].split()
+    while last and ("=" in last[0] or last[0] in ("sudo", "env", "time", "command", "exec", "nohup")):
+        last = last[1:]
+    if not last:
+        return False
+    name = last[0].rsplit("/", 1)[-1]
+    return name not in _PRINTS and not " ".join(last).startswith(_PRINTS_GIT)
+
+
+def _tool_results(entry: dict) -> list[tuple[str, str]]:
+    """(tool_use id, the end of its output) of the entry's tool results that did not fail."""
     message = entry.get("message")
     content = message.get("content") if isinstance(message, dict) else None
     out = []
     for block in content if isinstance(content, list) else ():
-        if isinstance(block, dict) and block.get("type") == "tool_result":
+        if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error") is not True:
             value = block.get("content")
             if isinstance(value, list):
                 value = "\n".join(b.get("text", "") for b in value if isinstance(b, dict) and isinstance(b.get("text"), str))
-            if isinstance(value, str) and value:
-                out.append(value[-TOOL_RESULT_CHARS:])
+            if isinstance(value, str) and value and isinstance(block.get("tool_use_id"), str):
+                out.append((block["tool_use_id"], value[-TOOL_RESULT_CHARS:]))
     return out
 
 
@@ -127,6 +180,8 @@ def _assistant(entry: dict, turn: Turn) -> None:
             args = args if isinstance(args, dict) else {}
             command = args.get("command") if block.get("name") == "Bash" else None
             skill = args.get("skill") if block.get("name") == "Skill" else None
+            if isinstance(command, str) and isinstance(block.get("id"), str):
+                turn._commands[block["id"]] = command
             if isinstance(command, str) and any(c in command for c in _SAVE_COMMANDS):
                 turn.saved = True
             if isinstance(skill, str) and _SAVE_SKILL in skill:
