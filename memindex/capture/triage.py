@@ -111,6 +111,7 @@ def findings(user: list[str], assistant: list[str], tools: list[str] | None = No
     import re
 
     found: dict[str, Finding] = {}
+    answered: set[str] = set()  # findings of a rule that reads the words the prompt answers: those words' names count
     prose: dict[str, list[list[str]]] = {"user": [], "assistant": []}
     for speaker, text in texts:
         if speaker == "user" and re.search(data()["restated"], text, re.I | re.M):
@@ -138,21 +139,29 @@ def findings(user: list[str], assistant: list[str], tools: list[str] | None = No
             hit = _turn_rule(cat, prose["user"], context)
             if hit is not None:
                 found[cat.name] = _finding(cat, hit[0], hit[1], "user", cats)
+                answered.add(cat.name)
     out = [found[c.name] for c in cats if c.name in found]
     if out:
-        ids = identifiers([*user, *assistant])
+        own = identifiers([*user, *assistant])
+        if not own:  # "green now": a turn that names nothing is about what it answers
+            answered.update(f.category.name for f in out)
+        ids = identifiers([*user, *assistant, earlier, before]) if answered else own
         recurs = any(re.search(data()["recurs"], " ".join(s), re.I) for s in [*prose["user"], *prose["assistant"]])
     for f in out:  # "remember this" with nothing that says what kind: the turn's other finding
         if f.save_as is None:
             f.save_as = next((g.save_as for g in out if g.save_as), None)
-        f.ids, f.recurs = ids, recurs
+        if f.category.name in answered:  # its subject is the words it answers: their names, and whether they say it recurs
+            f.ids, f.recurs = ids, recurs or any(re.search(data()["recurs"], context[k], re.I) for k in ("before", "earlier"))
+        else:
+            f.ids, f.recurs = own, recurs
     return out
 
 
 def identifiers(texts: list[str]) -> frozenset[str]:
     """The names a turn's prose and inline code use that a rephrasing keeps: code spans,
     paths and dotted names, snake_case and camelCase, words with digits ("bf16", "29s",
-    "kotlin-stdlib-jdk8"), lowercased; the first TOPIC_KEY_IDS, each cut to
+    "kotlin-stdlib-jdk8"), lowercased, a path or a setting by its last part; the first
+    TOPIC_KEY_IDS, each cut to
     TOPIC_KEY_WORD_CHARS. Fenced code is left out (its names are the code's, not the topic's)."""
     import re
 
@@ -163,7 +172,9 @@ def identifiers(texts: list[str]) -> frozenset[str]:
             word = span[0] or span[1]
             if span[1] and not (re.search(r"[\d_./]", word) and re.search(r"[A-Za-z]", word) or re.search(r"[a-z][A-Z]", word)):
                 continue  # a plain word: the topic's words hold it
-            out.setdefault(" ".join(word.lower().split())[:TOPIC_KEY_WORD_CHARS].strip(".:/-"))
+            word = " ".join(word.lower().split())
+            name = re.split(r"[/=]", word)[-1] or word  # a path's or a setting's last part: where it lives varies
+            out.setdefault(name[:TOPIC_KEY_WORD_CHARS].strip(".:/-~"))
             if len(out) >= TOPIC_KEY_IDS:
                 return frozenset(w for w in out if w)
     return frozenset(w for w in out if w)
