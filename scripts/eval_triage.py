@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The Stop hook's save prompts on the blind judged set evalsets/triage/.
+"""The Stop hook's save prompts on a blind judged set (evalsets/triage/ by default).
 
-    python scripts/eval_triage.py [--set evalsets/triage] [--hook all|held-out|none]
+    python scripts/eval_triage.py [--set evalsets/triage] [--hook all|dev|held-out|none] [--report all|dev|held-out]
 
 Each ending (endings.json) becomes a Claude Code transcript (JSONL, as Claude Code 2.1.197
 writes it: string user prompts, assistant text blocks, tool_use / tool_result entries for
@@ -12,9 +12,12 @@ In-process (memindex.capture.triage.stop_decision, what the hook runs) for every
 through the real hook command of hooks/hooks.json (`python3 -I -S ... stop`, a process per
 stop) for the slice `--hook` names: the two must print the same bytes.
 
-The set is split deterministically: ids sorted, every third (index 2, 5, 8, ...) held out.
-The patterns were written and tuned on tests/test_triage.py's own development turns before
-the set was opened; any later change may look at the dev slice only.
+A set says how it is split in its `split.json` ({"rule": "every_third"}: ids sorted, every
+third, index 2, 5, 8, ..., held out; evalsets/triage/ has it); a set without one (a new
+blind set, measured once) is all held-out. `sequences.json` may be absent. The patterns
+were written and tuned on tests/test_triage.py's own development turns before the set was
+opened; any later change may look at the dev slice only (`--report dev` prints nothing of
+the held-out slice, for tuning runs).
 
 Prints: precision of "asks to save", recall, and category accuracy (of the asks on items
 worth saving: the first category the reason proposes), on dev and held-out separately;
@@ -41,9 +44,26 @@ from memindex.evaluation.bench import hook_command, settle  # noqa: E402
 from memindex.evaluation.metrics import table  # noqa: E402
 
 
-def split(ids: list[str]) -> dict[str, str]:
-    """id -> "dev" or "held-out": sorted, every third held out."""
+SPLITS = ("every_third",)
+
+
+def split(ids: list[str], rule: str | None) -> dict[str, str]:
+    """id -> "dev" or "held-out": "every_third" (sorted, every third held out), or None
+    (no split: all held-out)."""
+    if rule is None:
+        return {i: "held-out" for i in ids}
     return {i: ("held-out" if n % 3 == 2 else "dev") for n, i in enumerate(sorted(ids))}
+
+
+def split_rule(set_dir: Path) -> str | None:
+    """The set's split.json rule, or None when it has none. Raises SystemExit on an unknown rule."""
+    path = set_dir / "split.json"
+    if not path.exists():
+        return None
+    rule = json.loads(path.read_text()).get("rule")
+    if rule not in SPLITS:
+        raise SystemExit(f"{path}: unknown split rule {rule!r} (known: {', '.join(SPLITS)})")
+    return rule
 
 
 def entries(turns: list[dict], tools: list[str] | None, n: int) -> list[dict]:
@@ -121,10 +141,12 @@ class Runner:
         return stop_decision(payload)
 
 
-def evaluate(set_dir: Path, hook_slice: str) -> int:
+def evaluate(set_dir: Path, hook_slice: str, shown: tuple[str, ...] = ("dev", "held-out")) -> int:
     endings = json.loads((set_dir / "endings.json").read_text())
-    sequences = json.loads((set_dir / "sequences.json").read_text())
-    e_split, s_split = split([e["id"] for e in endings]), split([s["id"] for s in sequences])
+    seq_file = set_dir / "sequences.json"
+    sequences = json.loads(seq_file.read_text()) if seq_file.exists() else []
+    rule = split_rule(set_dir)
+    e_split, s_split = split([e["id"] for e in endings], rule), split([s["id"] for s in sequences], rule)
     use_hook = lambda part: hook_slice == "all" or hook_slice == part  # noqa: E731
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
@@ -149,7 +171,7 @@ def evaluate(set_dir: Path, hook_slice: str) -> int:
                     append(path, [{"type": "user", "isMeta": True, "message": {"role": "user", "content": "Stop hook feedback:\n" + json.loads(out)["reason"]}},
                                   {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Saved it with memindex."}]}}])
         settle(tmp)  # the capture jobs the Stop hook started
-    report(rows, seq_rows, run, set_dir, hook_slice)
+    report(rows, seq_rows, run, set_dir, hook_slice, rule, shown)
     cost()
     return 1 if run.disagree else 0
 
@@ -166,18 +188,20 @@ def metrics(pairs: list[tuple[dict, str]]) -> list[str]:
             f"{r:.2f} ({len(hits)}/{len(positives)})", f"{a:.2f} ({len(right)}/{len(hits)})"]
 
 
-def report(rows, seq_rows, run: Runner, set_dir: Path, hook_slice: str) -> None:
+def report(rows, seq_rows, run: Runner, set_dir: Path, hook_slice: str, rule: str | None,
+           shown: tuple[str, ...] = ("dev", "held-out")) -> None:
     head = ["slice", "items", "worth saving", "asks", "precision", "recall", "category accuracy"]
-    body = [[f"endings {p}", *metrics(rows[p])] for p in ("dev", "held-out")]
-    body += [[f"sequence stops {p}", *metrics(seq_rows[p])] for p in ("dev", "held-out")]
-    print(f"Triage on {set_dir.relative_to(REPO) if set_dir.is_relative_to(REPO) else set_dir} (ids sorted, every third held out)")
+    body = [[f"endings {p}", *metrics(rows[p])] for p in shown]
+    body += [[f"sequence stops {p}", *metrics(seq_rows[p])] for p in shown]
+    how = "ids sorted, every third held out" if rule else "no split.json: all held-out"
+    print(f"Triage on {set_dir.relative_to(REPO) if set_dir.is_relative_to(REPO) else set_dir} ({how})")
     print(table(head, body))
-    for p in ("dev", "held-out"):
+    for p in shown:
         repeat_stops = [(s, o) for s, o in seq_rows[p] if s.get("repeat_of")]
         repeats = sum(1 for s, o in repeat_stops if o)
         print(f"sequences {p}: {repeats} repeats on {len(repeat_stops)} repeat stops (a topic asked about twice in a session)")
     kinds: dict[str, list[int]] = {}
-    for p in ("dev", "held-out"):
+    for p in shown:
         for item, out in rows[p]:
             k = kinds.setdefault(f"{p} {item['kind']}", [0, 0])
             k[0] += 1
@@ -215,8 +239,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", type=Path, default=REPO / "evalsets" / "triage")
     parser.add_argument("--hook", choices=("all", "dev", "held-out", "none"), default="all",
                         help="which slice also goes through the real hook command (default: all)")
+    parser.add_argument("--report", choices=("all", "dev", "held-out"), default="all",
+                        help="which slices are printed (tuning runs: dev, so that the held-out figures stay unseen)")
     args = parser.parse_args(argv)
-    return evaluate(args.set.resolve(), args.hook)
+    shown = ("dev", "held-out") if args.report == "all" else (args.report,)
+    return evaluate(args.set.resolve(), args.hook, shown)
 
 
 if __name__ == "__main__":

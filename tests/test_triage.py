@@ -581,13 +581,28 @@ def test_the_evaluation_script_runs_the_hook_and_agrees_in_process(tmp_path: Pat
     ]}]
     (tmp_path / "endings.json").write_text(json.dumps(endings))
     (tmp_path / "sequences.json").write_text(json.dumps(sequences))
-    out = subprocess.run([sys.executable, str(REPO / "scripts" / "eval_triage.py"), "--set", str(tmp_path)],
-                         capture_output=True, text=True, timeout=120)
+    (tmp_path / "split.json").write_text('{"rule": "every_third"}')
+    script = [sys.executable, str(REPO / "scripts" / "eval_triage.py"), "--set", str(tmp_path)]
+    out = subprocess.run(script, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "| endings dev             | 2     | 1            | 1    | 1.00 (1/1) | 1.00 (1/1) | 1.00 (1/1)" in out.stdout, out.stdout
     assert "| endings held-out        | 1     | 1            | 1    | 1.00 (1/1) | 1.00 (1/1) | 1.00 (1/1)" in out.stdout  # e3: ids sorted, every third
     assert "hook command runs: 5 (slice: all); hook vs in-process disagreements: 0" in out.stdout
     assert "sequences dev: 0 repeats on 1 repeat stops" in out.stdout
+    # a tuning run prints nothing of the held-out slice
+    dev = subprocess.run([*script, "--report", "dev", "--hook", "none"], capture_output=True, text=True, timeout=120)
+    assert dev.returncode == 0 and "endings dev" in dev.stdout and "held-out" not in dev.stdout.split("Tokens")[0], dev.stdout
+    # a new blind set without split.json (and without sequences) is all held-out
+    (tmp_path / "split.json").unlink()
+    (tmp_path / "sequences.json").unlink()
+    new = subprocess.run([*script, "--hook", "none"], capture_output=True, text=True, timeout=120)
+    assert new.returncode == 0, new.stderr
+    assert "no split.json: all held-out" in new.stdout
+    assert "| endings dev             | 0     | 0            | 0    | nan (0/0)" in new.stdout, new.stdout
+    assert "| endings held-out        | 3     | 2            | 2    | 1.00 (2/2) | 1.00 (2/2) | 1.00 (2/2)" in new.stdout
+    (tmp_path / "split.json").write_text('{"rule": "by_hand"}')
+    bad = subprocess.run([*script, "--hook", "none"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "unknown split rule 'by_hand'" in bad.stderr
 
 
 def test_the_prompt_from_the_session_memo_when_the_transcript_is_not_written_yet(tmp_path: Path) -> None:
