@@ -13,18 +13,8 @@ import stat as stat_mod
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from ..defaults import (
-    CATEGORIES,
-    CATEGORY_FOLDER,
-    FOLDERS,
-    JSON_MAX_DEPTH,
-    JSON_MAX_DIGITS,
-    QUESTION_MAX_CHARS,
-    QUESTIONS_MAX,
-    RECORD_STATUSES,
-    TAG_MAX_CHARS,
-    TAGS_INDEX_MAX,
-)
+from ..defaults import CATEGORIES, CATEGORY_FOLDER, FOLDERS, JSON_MAX_DEPTH, JSON_MAX_DIGITS
+from ..defaults import QUESTION_MAX_CHARS, QUESTIONS_MAX, RECORD_STATUSES, TAG_MAX_CHARS, TAGS_INDEX_MAX
 from ..errors import MemindexError, MemoryFileError, short
 from ..text.render import safe_relpath
 from .paths import FileStat, inside, why_foreign
