@@ -16,11 +16,11 @@ from pathlib import Path
 
 from memindex import index
 from memindex.config import parse_config
-from memindex.inject import candidate_pool, decide, with_nearest
-from memindex.intent import intents_of
-from memindex.query import Params
+from memindex.policy.inject import candidate_pool, decide, with_nearest
+from memindex.policy.intent import intents_of
+from memindex.retrieval.query import Params
 from memindex.relevance import features
-from memindex.sync import sync
+from memindex.index.sync import sync
 
 from .memory import NOW, Strategy, earlier_turns, inject_metrics
 from .sets import Store, is_holdout
