@@ -204,8 +204,8 @@ def test_every_pattern_match_holds_one_of_its_category_words(name: str, examples
     pattern is drawn from (thorough: about 150 examples per pattern, 80 s in all)."""
     [cat] = [c for c in data()["categories"] if c.name == name]
     # a whole-turn rule holds only when all its sources match: its guard (the first pattern of
-    # its tools, else of its before: the text the prefilter also reads) must hold a word
-    patterns = cat.user + cat.assistant + [(rule.get("tools") or rule["before"])[0] for rule in cat.turn]
+    # its tools, else of its before, else of its assistant: texts the prefilter also reads) must hold a word
+    patterns = cat.user + cat.assistant + [(rule.get("tools") or rule.get("before") or rule["assistant"])[0] for rule in cat.turn]
 
     @settings(max_examples=examples * len(patterns), deadline=None, database=None)
     @given(st.data())
@@ -438,6 +438,26 @@ def test_a_fix_confirmed_by_its_outcome_is_a_runbook_about_the_problem() -> None
     assert findings(["looks normal, but why?"], ["Because."], before=before, earlier=earlier) == []
     # a code bug, not the environment: no runbook
     assert findings(["looks good"], ["Thanks."], before="I fixed the off-by-one in the pager.", earlier="page 2 repeats the last row of page 1") == []
+
+
+def test_terse_answers_to_a_deferral_offered_and_to_a_limit_laid_out() -> None:
+    offer = "One gap: a corrupt image is retried forever. A dead-letter queue would fix that in a follow-up."
+    assert [f.category.name for f in findings(["later, not in this PR"], ["OK."], before=offer)] == ["tech_debt"]
+    assert findings(["no, do it now"], ["Adding it."], before=offer) == []  # the deferral turned down
+    assert findings(["later"], ["OK."], before="I renamed the handler.") == []  # nothing was offered
+    limit = "Lambda's synchronous payload is capped at 6 MB, and the limit can't be raised."
+    assert [f.category.name for f in findings(["oh, didn't know that"], ["Yes."], before=limit)] == ["constraint"]
+    assert findings(["oh, didn't know that"], ["Yes."], before="I moved the helper into utils.") == []
+    # the assistant's words state the limit behind the error the user just reported
+    [f] = findings(["the upload lambda fails with 413 on big files"], ["Lambda's payload limit is 6 MB for synchronous calls; the file was 9 MB."])
+    assert f.category.name == "constraint" and "413" in f.topic
+    assert findings(["what's the payload limit of lambda?"], ["The limit is 6 MB for synchronous calls."]) == []  # curiosity
+
+
+def test_a_correction_and_the_users_own_fix() -> None:
+    assert [f.category.name for f in findings(["no, use pnpm, not npm"], ["Switched."])] == ["preference"]
+    assert findings(["the solution was to pin protobuf to 3.20 in the build image"], ["Noted."])[0].category.name == "runbook"
+    assert findings(["turns out we had to restart the kubelet after the cert rotation"], ["OK."])[0].category.name == "runbook"
 
 
 def test_a_request_put_as_a_question_is_a_request_and_a_recall_question_is_not() -> None:
