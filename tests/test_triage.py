@@ -454,6 +454,49 @@ def test_terse_answers_to_a_deferral_offered_and_to_a_limit_laid_out() -> None:
     assert findings(["what's the payload limit of lambda?"], ["The limit is 6 MB for synchronous calls."]) == []  # curiosity
 
 
+# Written for development (not from the blind set): the kinds of look-alike the blind set's README lists.
+_OPTS = "Two ways to do it: keep polling with a cron job, which is simpler, or subscribe to the vendor's webhook, faster but more work. Want me to prototype one?"
+_FIXED = "The build failed because the Docker cache was stale; I cleared it and re-ran the pipeline."
+_LIMIT = "GitHub's API allows 5,000 requests per hour per token; we're at 4,100."
+QUIET_AFTER = [  # (user, assistant, before, earlier): look-alikes of the whole-turn rules
+ ("commit it", "Committed.", _OPTS, ""),
+ ("run the tests", "All pass.", _OPTS, ""),
+ ("show me the diff", "Here.", _OPTS, ""),
+ ("hmm, let me sleep on it", "Sure.", _OPTS, ""),
+ ("what does the webhook need from us?", "A public endpoint.", _OPTS, ""),
+ ("both sound complicated", "They are.", _OPTS, ""),
+ ("fix the typo in the README", "Fixed.", _OPTS, ""),
+ ("thanks, that's clear", "You're welcome.", _FIXED, "ci build fails on docker"),
+ ("ok, now add the changelog entry", "Added.", _FIXED, "ci build fails on docker"),
+ ("let me check on my machine", "Sure.", _FIXED, "ci build fails on docker"),
+ ("interesting", "Yes.", _LIMIT, ""),
+ ("ok", "OK.", _LIMIT, ""),
+ ("write the release notes", "Done.", _LIMIT, ""),
+ ("the tests failed with an ImportError", "The `requests` module wasn't installed in the venv; I installed it.", "", ""),
+ ("print the error from the log", "ERROR quota exceeded: limit 1000", "", ""),
+ ("what's the max file size for S3 uploads?", "5 TB per object, 5 GB per single PUT.", "", ""),
+ ("React decided to deprecate defaultProps for function components, right?", "Yes, in React 19.", "", ""),
+ ("tech debt is just a metaphor, isn't it?", "Mostly.", "", ""),
+ ("how many TODOs are in src/?", "14.", "", ""),
+ ("let's decide next week", "OK.", _OPTS, ""),
+ ("you edited the wrong file, it's api/routes.py", "Sorry, fixed it in api/routes.py.", "", ""),
+ ("the customer wrote: 'I prefer the old dashboard, the new one hides the export button'", "I see.", "", ""),
+ ("add a CHECK constraint so quantity is at least 1", "Added `CHECK (quantity >= 1)`.", "", ""),
+ ("add the Preferences screen with a dark mode toggle", "Added `PreferencesScreen.tsx`.", "", ""),
+ ("later today I'll review it", "OK.", "I added the endpoint; a follow-up could add pagination.", ""),
+ ("same as yesterday, deploy to staging", "Deployed.", "", ""),
+ ("it works on my machine but not on CI", "Looking into it.", _FIXED, ""),
+ ("passes locally, still fails on CI", "Hm.", _FIXED, "ci build fails on docker"),
+ ("use a set here, not a list", "Done.", "", ""),
+ ("no, do it now", "Adding it now.", "One gap: no retries. Could be a follow-up.", ""),
+]
+
+
+@pytest.mark.parametrize("user,assistant,before,earlier", QUIET_AFTER)
+def test_replies_to_options_fixes_and_limits_that_are_not_findings(user: str, assistant: str, before: str, earlier: str) -> None:
+    assert findings([user], [assistant], before=before, earlier=earlier) == []
+
+
 def test_a_correction_and_the_users_own_fix() -> None:
     assert [f.category.name for f in findings(["no, use pnpm, not npm"], ["Switched."])] == ["preference"]
     assert findings(["the solution was to pin protobuf to 3.20 in the build image"], ["Noted."])[0].category.name == "runbook"

@@ -200,8 +200,9 @@ def _skipped(sentence: str) -> bool:
 
 def _turn_rule(cat: Category, user: list[list[str]], context: dict[str, str]) -> tuple[list[str], int] | None:
     """The first user sentence (of the text and its index) for which one of the category's
-    whole-turn rules holds: its `user` pattern matches the sentence, and each other source
-    it names (`assistant`, `tools`, `before`) matches that source's text."""
+    whole-turn rules holds: its `user` patterns match the sentence (not `unless`; with
+    `echo`, it shares a word with the words before), and each other source it names
+    (`assistant`, `tools`, `before`, `earlier`) matches that source's text."""
     import re
 
     for rule in cat.turn:
@@ -215,6 +216,8 @@ def _turn_rule(cat: Category, user: list[list[str]], context: dict[str, str]) ->
                     continue
                 if rule.get("unless") and re.search(rule["unless"], sentence, re.I):
                     continue
+                if rule.get("echo") and not topic_key(sentence) & topic_key(context["before"] + " " + context["earlier"]):
+                    continue  # a bare phrase picks an option only by naming one
                 if rule.get("topic") == "earlier" and context["earlier"]:  # "works now": the problem is the topic
                     return [context["earlier"]], 0
                 return sentences, i
