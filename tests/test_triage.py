@@ -510,6 +510,7 @@ def test_a_request_put_as_a_question_is_a_request_and_a_recall_question_is_not()
     assert findings(["do you remember the staging password?"], ["No."]) == []
     assert findings(["remember to run the linter before you finish"], ["Will do."]) == []  # this turn only
     assert findings(["remember to run the linter every time before you commit"], ["Will do."])
+    assert findings(["remember to bump the version in both files when releasing"], ["Will do."])  # a standing rule
 
 
 def test_a_quotation_in_single_quotes_is_not_the_speakers_words() -> None:
@@ -523,6 +524,8 @@ def test_an_environment_fix_confirmed_by_a_tool_is_a_runbook() -> None:
     [f] = findings(user, assistant, tools=["BUILD SUCCESSFUL in 48s"])
     assert f.category.name == "runbook" and "Duplicate class" in f.topic
     assert findings(user, assistant, tools=["BUILD FAILED in 12s"]) == []
+    assert findings(["pip install fails with SSL: CERTIFICATE_VERIFY_FAILED"], ["I set PIP_CERT to the corp CA; that fixes it."],
+                    tools=["Successfully installed requests-2.31.0"])[0].category.name == "runbook"  # cert... inside a name
     assert findings(["the parser test fails on empty input"], ["Fixed the off-by-one because the loop started at 1."],
                     tools=["12 passed"]) == []  # a plain code bug is not an environment problem
 
