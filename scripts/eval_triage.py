@@ -163,10 +163,13 @@ def evaluate(set_dir: Path, hook_slice: str, shown: tuple[str, ...] = ("dev", "h
         for n, seq in enumerate(sequences):
             part = s_split[seq["id"]]
             path = tmp / f"{seq['id']}.jsonl"
+            asked_topics: set[str] = set()  # the topics of this session's stops that got an ask
             for k, stop in enumerate(seq["stops"]):
                 append(path, entries(stop["turns"], stop.get("tools"), 1000 * n + k))
                 out = run.stop(path, f"seq-{seq['id']}", use_hook(part))
-                seq_rows[part].append((stop, out))
+                seq_rows[part].append(({**stop, "_first_asked": stop.get("repeat_of") in asked_topics}, out))
+                if out and stop.get("topic"):
+                    asked_topics.add(stop["topic"])
                 if out:  # what Claude Code and the model add after a block
                     append(path, [{"type": "user", "isMeta": True, "message": {"role": "user", "content": "Stop hook feedback:\n" + json.loads(out)["reason"]}},
                                   {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Saved it with memindex."}]}}])
@@ -199,7 +202,9 @@ def report(rows, seq_rows, run: Runner, set_dir: Path, hook_slice: str, rule: st
     for p in shown:
         repeat_stops = [(s, o) for s, o in seq_rows[p] if s.get("repeat_of")]
         repeats = sum(1 for s, o in repeat_stops if o)
-        print(f"sequences {p}: {repeats} repeats on {len(repeat_stops)} repeat stops (a topic asked about twice in a session)")
+        twice = sum(1 for s, o in repeat_stops if o and s["_first_asked"])
+        print(f"sequences {p}: {repeats} repeats on {len(repeat_stops)} repeat stops (a topic asked about twice in a session); "
+              f"{twice} of them after an ask on the topic's first stop, {repeats - twice} where that stop got none")
     kinds: dict[str, list[int]] = {}
     for p in shown:
         for item, out in rows[p]:
