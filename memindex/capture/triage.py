@@ -169,8 +169,8 @@ def identifiers(texts: list[str]) -> frozenset[str]:
     """The names a turn's prose and inline code use that a rephrasing keeps: code spans,
     paths and dotted names, snake_case and camelCase, words with digits ("bf16", "29s",
     "kotlin-stdlib-jdk8"), lowercased, a path or a setting by its last part; the first
-    TOPIC_KEY_IDS, each cut to
-    TOPIC_KEY_WORD_CHARS. Fenced code is left out (its names are the code's, not the topic's)."""
+    TOPIC_KEY_IDS, each cut to TOPIC_KEY_WORD_CHARS. Fenced code is left out (its names are
+    the code's, not the topic's)."""
     import re
 
     out: dict[str, None] = {}
@@ -291,7 +291,8 @@ _CODE_LINE = (  # a quoted, logged or pasted line (code keywords only with code 
 
 def _sentences(text: str) -> list[str]:
     """The text's prose sentences: fenced code, inline code, quoted and code-like lines,
-    and long quotations (in double or single quotes) are taken out, then it is cut at sentence ends and line breaks."""
+    and long quotations (in double or single quotes) are taken out, then it is cut at
+    sentence ends and line breaks."""
     import re
 
     text = re.sub(r"(?s)(```|~~~).*?(?:\1|\Z)", "\n", text)

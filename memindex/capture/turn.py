@@ -25,10 +25,10 @@ from ..policy.transcript import read_tail, user_text
 # the Skill tool's argument): the triage then has nothing to ask.
 _SAVE_COMMANDS = ("memindex save", "memindex update", "memindex candidate")
 _SAVE_SKILL = "memory-save"
-# User entries that are not the user's words: the output of a `!` shell command and of
-# background tasks, which can hold any file's text.
-_NOT_PROMPTS = ("<bash-", "<task-notification", "<local-command")
-# Commands whose output is a file's or a search's text, not a verdict (the last word run).
+# User entries that are not the user's words (beyond those user_text already leaves out):
+# the output of a `!` shell command and of background tasks, which can hold any file's text.
+_NOT_PROMPTS = ("<bash-", "<task-notification")
+# Commands whose output is a file's or a search's text, not a verdict (see _verdict).
 _PRINTS = frozenset("cat head tail less more bat grep egrep rg ag ack find ls tree echo printf sed awk jq yq curl wget "
                     "strings xxd od hexdump diff type nl sort uniq cut tr base64".split())
 _PRINTS_GIT = ("git show", "git log", "git diff", "git blame", "git cat-file", "git grep")
