@@ -206,7 +206,10 @@ def _turn_rule(cat: Category, user: list[list[str]], context: dict[str, str]) ->
     import re
 
     for rule in cat.turn:
-        if not all(re.search(p, context[k], re.I) for k in ("tools", "assistant", "before", "earlier") if k in rule for p in rule[k]):
+        sources = [k for k in ("tools", "assistant", "before", "earlier") if k in rule]
+        if not all(context[k] for k in sources):
+            continue  # a source the rule needs is empty: no pattern is compiled for nothing
+        if not all(re.search(p, context[k], re.I) for k in sources for p in rule[k]):
             continue
         if rule.get("not_user") and any(re.search(rule["not_user"], " ".join(s), re.I) for s in user):
             continue
