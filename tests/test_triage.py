@@ -686,6 +686,91 @@ def test_the_prompt_from_the_session_memo_when_the_transcript_is_not_written_yet
     assert '"decision":"block"' in out and "decision" in out and "Postgres over MySQL" in out
 
 
+# A second list of my own, written after the rules above and never tuned on: how far
+# sentence patterns carry to phrasings they were not written for (docs/evaluation.md).
+LATER_POSITIVES = [
+ # decision
+ ("ok lets do the outbox pattern, dual writes are too risky", "decision"),
+ ("after reading both I think graphql is overkill for us. plain rest + openapi", "decision"),
+ ("we're keeping the monorepo. splitting it was a bad idea", "decision"),
+ ("decided: prices are stored as integer cents, never floats", "decision"),
+ ("go for the sidecar approach, its easier to roll back", "decision"),
+ ("i choose option 2, the materialized view", "decision"),
+ ("we will not support IE11 anymore, remove the polyfills", "decision"),
+ ("agree with your proposal, use celery beat instead of cron", "decision"),
+ ("fine, drop the redis cache, postgres is fast enough for this", "decision"),
+ ("the plan is: feature flags via unleash, config via env", "decision"),
+ # runbook
+ ("finally, running `colima start --vm-type vz` made docker work on my mac", "runbook"),
+ ("restarting the coredns pods solved the dns timeouts", "runbook"),
+ ("the build is fixed, it was the stale gradle daemon. ./gradlew --stop and rebuild", "runbook"),
+ ("confirmed: after raising max_connections to 200 the pool errors are gone", "runbook"),
+ ("ok the cert is renewed and nginx reloaded, site is back", "runbook"),
+ ("yes! clearing the turbo cache fixed the broken build", "runbook"),
+ ("installing libpq-dev in the dockerfile did it, image builds", "runbook"),
+ # constraint
+ ("fyi the shopify api only lets us do 2 requests per second on the basic plan", "constraint"),
+ ("our k8s nodes are arm64, so no amd64-only images", "constraint"),
+ ("attachments over 25MB get rejected by the mail server", "constraint"),
+ ("the bank's sftp only accepts connections from our static ip", "constraint"),
+ ("we are required to keep audit logs for 7 years", "constraint"),
+ ("the firmware has 32KB of RAM total, so no dynamic allocation", "constraint"),
+ ("app store review rejects apps that download executable code", "constraint"),
+ ("the ios simulator can't do push notifications, test on a device", "constraint"),
+ # tech debt
+ ("let's ship it without the retry logic and add it in v1.1", "tech_debt"),
+ ("i know the error handling is sloppy, we'll clean it up after launch", "tech_debt"),
+ ("leave the duplicated code in both services for now, we'll extract a shared lib later", "tech_debt"),
+ ("TODO for later: the cache never evicts, fine for the beta", "tech_debt"),
+ ("we're skipping the migration tests for this release, not enough time", "tech_debt"),
+ ("disable the flaky e2e suite in CI until we rewrite it", "tech_debt"),
+ ("postpone the i18n work to Q3", "tech_debt"),
+ # preference
+ ("i like small commits, one logical change each", "preference"),
+ ("please write tests first before implementing", "preference"),
+ ("use early returns, I hate deep nesting", "preference"),
+ ("in future, ask me before adding any new dependency", "preference"),
+ ("for this project use 2 spaces, never tabs", "preference"),
+ ("dont write comments in german, english only", "preference"),
+ ("I prefer you explain the plan before touching code", "preference"),
+ ("we name branches feature/<ticket>-<slug>", "preference"),
+ # remember
+ ("please remember the staging db is reset every sunday night", "remember"),
+ ("keep this in mind for later: the legacy api returns dates as dd.mm.yyyy", "remember"),
+ ("for next time: `make dev` needs the vpn up", "remember"),
+]
+LATER_LOOK_ALIKES = [
+ "lets try the outbox pattern and see if it works",
+ "what do you think, graphql or rest?",
+ "maybe we should keep the monorepo?",
+ "show me how the retry logic works",
+ "restart the coredns pods",
+ "does the shopify api have a rate limit?",
+ "the build is broken, can you check?",
+ "I like this, continue",
+ "write tests for the parser",
+ "use early returns in this function",
+ "add a todo list component to the dashboard",
+ "the tests are flaky, look at them",
+ "remember the last command you ran? run it again",
+ "i think the cache is never evicting, can you confirm?",
+ "postpone the meeting reminder feature flag check, what's it called?",
+ "explain the difference between arm64 and amd64",
+ "we don't have a decision yet",
+ "the migration worked on staging, now do prod",
+ "that's a good idea, but let's first see the numbers",
+ "git log shows 'fix: always use utc' from last year",
+]
+
+
+def test_phrasings_the_rules_were_not_written_for() -> None:
+    """A guard, not a target: the count caught when the list was written (11 of 43; the
+    first round's rules: 8), and no false ask among its look-alikes."""
+    caught = [t for t, _ in LATER_POSITIVES if findings([t], ["OK."])]
+    assert len(caught) >= 11, caught
+    assert [t for t in LATER_LOOK_ALIKES if findings([t], ["OK."])] == []
+
+
 # --- once per topic, whatever the words ---------------------------------------------------------
 # Sessions written for development (not from the blind set): (user, assistant, asks?) per stop.
 SESSIONS: dict[str, list[tuple[str, str, bool]]] = {
