@@ -2,6 +2,7 @@
 """The Stop hook's save prompts on a blind judged set (evalsets/triage/ by default).
 
     python scripts/eval_triage.py [--set evalsets/triage] [--hook all|dev|held-out|none] [--report all|dev|held-out]
+                                  [--ending-stops last|each]
 
 Each ending (endings.json) becomes a Claude Code transcript (JSONL, as Claude Code 2.1.197
 writes it: string user prompts, assistant text blocks, tool_use / tool_result entries for
@@ -141,7 +142,23 @@ class Runner:
         return stop_decision(payload)
 
 
-def evaluate(set_dir: Path, hook_slice: str, shown: tuple[str, ...] = ("dev", "held-out")) -> int:
+def segments(turns: list[dict]) -> list[list[dict]]:
+    """The turns cut after each assistant reply (a trailing user turn is a segment of its own)."""
+    out: list[list[dict]] = [[]]
+    for turn in turns:
+        out[-1].append(turn)
+        if turn["role"] == "assistant":
+            out.append([])
+    return [seg for seg in out if seg]
+
+
+def feedback(out: str) -> list[dict]:
+    """What Claude Code and the model add after a block."""
+    return [{"type": "user", "isMeta": True, "message": {"role": "user", "content": "Stop hook feedback:\n" + json.loads(out)["reason"]}},
+            {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Saved it with memindex."}]}}]
+
+
+def evaluate(set_dir: Path, hook_slice: str, shown: tuple[str, ...] = ("dev", "held-out"), ending_stops: str = "last") -> int:
     endings = json.loads((set_dir / "endings.json").read_text())
     seq_file = set_dir / "sequences.json"
     sequences = json.loads(seq_file.read_text()) if seq_file.exists() else []
@@ -156,8 +173,19 @@ def evaluate(set_dir: Path, hook_slice: str, shown: tuple[str, ...] = ("dev", "h
         for n, item in enumerate(endings):
             part = e_split[item["id"]]
             path = tmp / f"{item['id']}.jsonl"
-            append(path, entries(item["turns"], item.get("tools"), n))
-            rows[part].append((item, run.stop(path, f"ending-{item['id']}", use_hook(part))))
+            if ending_stops == "last":
+                append(path, entries(item["turns"], item.get("tools"), n))
+                rows[part].append((item, run.stop(path, f"ending-{item['id']}", use_hook(part))))
+                continue
+            first = ""  # each: a stop after every assistant reply, as Claude Code runs the hook; the first ask counts
+            parts = segments(item["turns"])
+            for k, seg in enumerate(parts):
+                append(path, entries(seg, item.get("tools") if k == len(parts) - 1 else None, 100 * n + k))
+                out = run.stop(path, f"ending-{item['id']}", use_hook(part))
+                if out:
+                    first = first or out
+                    append(path, feedback(out))
+            rows[part].append((item, first))
         # sequences: one session each, stops appended
         seq_rows: dict[str, list[tuple[dict, str]]] = {"dev": [], "held-out": []}
         for n, seq in enumerate(sequences):
@@ -170,11 +198,10 @@ def evaluate(set_dir: Path, hook_slice: str, shown: tuple[str, ...] = ("dev", "h
                 seq_rows[part].append(({**stop, "_first_asked": stop.get("repeat_of") in asked_topics}, out))
                 if out and stop.get("topic"):
                     asked_topics.add(stop["topic"])
-                if out:  # what Claude Code and the model add after a block
-                    append(path, [{"type": "user", "isMeta": True, "message": {"role": "user", "content": "Stop hook feedback:\n" + json.loads(out)["reason"]}},
-                                  {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Saved it with memindex."}]}}])
+                if out:
+                    append(path, feedback(out))
         settle(tmp)  # the capture jobs the Stop hook started
-    report(rows, seq_rows, run, set_dir, hook_slice, rule, shown)
+    report(rows, seq_rows, run, set_dir, hook_slice, rule, shown, ending_stops)
     cost()
     return 1 if run.disagree else 0
 
@@ -192,12 +219,13 @@ def metrics(pairs: list[tuple[dict, str]]) -> list[str]:
 
 
 def report(rows, seq_rows, run: Runner, set_dir: Path, hook_slice: str, rule: str | None,
-           shown: tuple[str, ...] = ("dev", "held-out")) -> None:
+           shown: tuple[str, ...] = ("dev", "held-out"), ending_stops: str = "last") -> None:
     head = ["slice", "items", "worth saving", "asks", "precision", "recall", "category accuracy"]
     body = [[f"endings {p}", *metrics(rows[p])] for p in shown]
     body += [[f"sequence stops {p}", *metrics(seq_rows[p])] for p in shown]
     how = "ids sorted, every third held out" if rule else "no split.json: all held-out"
-    print(f"Triage on {set_dir.relative_to(REPO) if set_dir.is_relative_to(REPO) else set_dir} ({how})")
+    when = "a stop after the last turn" if ending_stops == "last" else "a stop after each assistant reply, the first ask counts"
+    print(f"Triage on {set_dir.relative_to(REPO) if set_dir.is_relative_to(REPO) else set_dir} ({how}; endings: {when})")
     print(table(head, body))
     for p in shown:
         repeat_stops = [(s, o) for s, o in seq_rows[p] if s.get("repeat_of")]
@@ -246,9 +274,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="which slice also goes through the real hook command (default: all)")
     parser.add_argument("--report", choices=("all", "dev", "held-out"), default="all",
                         help="which slices are printed (tuning runs: dev, so that the held-out figures stay unseen)")
+    parser.add_argument("--ending-stops", choices=("last", "each"), default="last",
+                        help="an ending's stops: after its last turn only (the set's measure), or after each assistant "
+                             "reply as Claude Code runs the hook in a session (a fact stated in an earlier turn was "
+                             "triaged at that turn's stop)")
     args = parser.parse_args(argv)
     shown = ("dev", "held-out") if args.report == "all" else (args.report,)
-    return evaluate(args.set.resolve(), args.hook, shown)
+    return evaluate(args.set.resolve(), args.hook, shown, args.ending_stops)
 
 
 if __name__ == "__main__":

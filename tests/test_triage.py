@@ -671,6 +671,19 @@ def test_the_evaluation_script_runs_the_hook_and_agrees_in_process(tmp_path: Pat
     assert bad.returncode != 0 and "unknown split rule 'by_hand'" in bad.stderr
 
 
+def test_the_evaluation_script_can_stop_after_each_reply_of_an_ending(tmp_path: Path) -> None:
+    """--ending-stops each: a fact stated in an ending's first turn is triaged at that
+    turn's stop, as in a session; the default stops after the last turn only."""
+    turns = [{"role": "user", "text": "We decided to use Redis for sessions."}, {"role": "assistant", "text": "OK."},
+             {"role": "user", "text": "Write a haiku"}, {"role": "assistant", "text": "Leaves."}]
+    (tmp_path / "endings.json").write_text(json.dumps([{"id": "e1", "turns": turns, "save": True, "category": "decision", "kind": "positive"}]))
+    script = [sys.executable, str(REPO / "scripts" / "eval_triage.py"), "--set", str(tmp_path), "--hook", "none"]
+    last = subprocess.run(script, capture_output=True, text=True, timeout=120)
+    each = subprocess.run([*script, "--ending-stops", "each"], capture_output=True, text=True, timeout=120)
+    assert "| endings held-out        | 1     | 1            | 0    | nan (0/0)" in last.stdout, last.stdout
+    assert "| endings held-out        | 1     | 1            | 1    | 1.00 (1/1) | 1.00 (1/1)" in each.stdout, each.stdout
+
+
 def test_the_prompt_from_the_session_memo_when_the_transcript_is_not_written_yet(tmp_path: Path) -> None:
     """Claude Code writes the transcript lazily: under load the Stop hook can run before
     the file exists (seen in tests/e2e). The prompt hook's memo holds the turn's prompt."""
