@@ -699,8 +699,8 @@ def test_the_prompt_from_the_session_memo_when_the_transcript_is_not_written_yet
     assert '"decision":"block"' in out and "decision" in out and "Postgres over MySQL" in out
 
 
-# A second list of my own, written after the rules above and never tuned on: how far
-# sentence patterns carry to phrasings they were not written for (docs/evaluation.md).
+# A second list of my own, written after the rules above and measured before the last
+# patterns were written for its misses (docs/evaluation.md).
 LATER_POSITIVES = [
  # decision
  ("ok lets do the outbox pattern, dual writes are too risky", "decision"),
@@ -776,12 +776,66 @@ LATER_LOOK_ALIKES = [
 ]
 
 
+# A third list, written before those last patterns and never tuned on.
+UNSEEN_POSITIVES = [
+ ("alright we go with kafka then, the replay is worth the ops cost", "decision"),
+ ("scratch the graphql idea, we stay with rest", "decision"),
+ ("my call: sqlite for the desktop app, no embedded postgres", "decision"),
+ ("ok option B it is, the event bus", "decision"),
+ ("we're moving auth to keycloak, the homegrown one is a liability", "decision"),
+ ("from now on all new services are written in go", "decision"),
+ ("that did the trick, the pods stopped restarting after the memory bump", "runbook"),
+ ("the certificate error went away after I added the intermediate cert to the chain", "runbook"),
+ ("aha, it was the proxy env var. unsetting HTTPS_PROXY made npm install work", "runbook"),
+ ("all green after pinning node to 18.19 in the CI image", "runbook"),
+ ("rebooting the runner fixed the stuck jobs", "runbook"),
+ ("the vendor caps webhooks at 10 retries, after that they're dropped", "constraint"),
+ ("our DPA says no customer PII in logs, ever", "constraint"),
+ ("the raspberry pi only has 1GB so the model must stay under 500MB", "constraint"),
+ ("safari doesn't support the File System Access API, we need a fallback", "constraint"),
+ ("the payment api times out after 30 seconds, so keep the batch small", "constraint"),
+ ("we can only deploy on tuesdays and thursdays, change freeze otherwise", "constraint"),
+ ("hack: hardcoding the feature flag to true until the flag service is up", "tech_debt"),
+ ("skip the edge cases for now and open an issue for them", "tech_debt"),
+ ("this is a temporary workaround, we need to fix the root cause in the parser later", "tech_debt"),
+ ("we'll deal with the n+1 queries after the demo", "tech_debt"),
+ ("punting on the windows build until someone asks for it", "tech_debt"),
+ ("always run the formatter before you commit", "preference"),
+ ("no more console.log in committed code please", "preference"),
+ ("I'd rather have explicit types than inferred ones in public APIs", "preference"),
+ ("we write commit messages in present tense here", "preference"),
+ ("keep answers short, bullet points over paragraphs", "preference"),
+ ("dont use lodash, plain js is fine", "preference"),
+ ("remember: the prod db replica lags about 5 minutes", "remember"),
+ ("note this down, the oauth client secret rotates every 90 days", "remember"),
+]
+UNSEEN_LOOK_ALIKES = [
+ "which one would you go with, kafka or rabbit?",
+ "did that fix the pods restarting?",
+ "maybe we should move auth to keycloak at some point",
+ "what's the memory limit on the pi?",
+ "run the formatter",
+ "the build fails again, same error",
+ "skip this file, it's generated",
+ "hardcode the value in the test fixture",
+ "I'd like to see the logs first",
+ "explain the tradeoffs between rest and graphql",
+ "remember the meeting notes from yesterday? summarize them",
+ "note that the function returns None on error, handle it",
+ "the docs say the api times out after 30 seconds, is that right?",
+ "keep going",
+ "use lodash's debounce here",
+]
+
+
 def test_phrasings_the_rules_were_not_written_for() -> None:
-    """A guard, not a target: the count caught when the list was written (11 of 43; the
-    first round's rules: 8), and no false ask among its look-alikes."""
-    caught = [t for t, _ in LATER_POSITIVES if findings([t], ["OK."])]
-    assert len(caught) >= 11, caught
+    """Guards, not targets: the second list as the last patterns leave it (41 of 43; when
+    written 11, the first round's rules 8), and the third list as measured once (18 of 30;
+    the first round's rules 12), with its one false ask (a "note that" of the first round)."""
+    assert len([t for t, _ in LATER_POSITIVES if findings([t], ["OK."])]) >= 41
     assert [t for t in LATER_LOOK_ALIKES if findings([t], ["OK."])] == []
+    assert len([t for t, _ in UNSEEN_POSITIVES if findings([t], ["OK."])]) >= 18
+    assert [t for t in UNSEEN_LOOK_ALIKES if findings([t], ["OK."])] == ["note that the function returns None on error, handle it"]
 
 
 # --- once per topic, whatever the words ---------------------------------------------------------
