@@ -82,6 +82,8 @@ def _parse(lines: list[bytes]) -> Turn:
     for line in reversed(lines):
         if b'"user"' not in line and b'"assistant"' not in line:
             continue  # attachments, progress, queue operations: never parsed
+        if prompts and b'"tool_result"' in line:
+            continue  # before the prompt a tool's output is neither a prompt nor the assistant's words: never parsed
         try:
             entry = loads(line)
         except (ValueError, RecursionError):
