@@ -38,6 +38,7 @@ class Prompt:
     judgments: dict[str, int]
     rules: list[str]
     resume: bool = False
+    questions: bool = False  # its store's memories carry their blind questions (`sets.add_questions`)
     cands: list[tuple[str, dict[str, float]]] = field(default_factory=list)
 
     @property
@@ -45,8 +46,9 @@ class Prompt:
         return not self.judgments
 
 
-def collect(stores: list[Store], semantic: bool = False) -> list[Prompt]:
-    """Every prompt of every store, through the product's candidate pool and features."""
+def collect(stores: list[Store], semantic: bool = False, questions: bool = False) -> list[Prompt]:
+    """Every prompt of every store, through the product's candidate pool and features
+    (`questions`: the stores' memories were given their questions)."""
     out: list[Prompt] = []
     # the rules' choice, for comparison (the product's default is the model itself)
     cfg = parse_config({"retrieval": {"match_strategy": "fts5_bm25"}, "semantic": {"enabled": semantic}})
@@ -62,7 +64,7 @@ def collect(stores: list[Store], semantic: bool = False) -> list[Prompt]:
                 dense_fn = strategy.worker_view(conn, q["query"], turns) if semantic else None
                 outcome = decide(conn, q["query"], cfg, turns=turns, now=NOW, params=params, dense=dense_fn)
                 p = Prompt(store.set_name, store.name, q["id"], q.get("kind", ""), is_holdout(store.set_name, q["id"]),
-                           dict(q["judgments"]), [h.path for h in outcome.hits])
+                           dict(q["judgments"]), [h.path for h in outcome.hits], questions=questions)
                 if outcome.intent == "resume" or "resume" in intents_of(q["query"]):
                     p.resume = True
                 elif len(q["query"].strip()) >= cfg["retrieval.min_prompt_chars"]:
