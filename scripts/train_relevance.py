@@ -71,12 +71,15 @@ HEAD = ["set / policy", "prompts", "precision", "grade-2 recall", "negatives inj
 VARIANTS = (("as committed", False), ("with questions", True))
 
 
-def leave_one_out(prompts: list[rel.Prompt], names: list[str], kind: str):
+def leave_one_out(prompts: list[rel.Prompt], names: list[str], kind: str, models: dict | None = None):
     """Each set's prompts (both variants) judged by a model trained on the other sets' dev
-    slices: (prompt, scored candidates, injected paths, threshold) per prompt."""
+    slices: (prompt, scored candidates, injected paths, threshold) per prompt (`models`
+    gets each set's model)."""
     out = []
     for left in ENGINEERING:
         model = train([p for p in prompts if p.set_name != left], names, kind)
+        if models is not None:
+            models[left] = model
         test = [p for p in prompts if p.set_name == left]
         scored = rel.probabilities(model, test)
         picks = rel.model_choice(test, scored, model.min_confidence)
@@ -84,10 +87,12 @@ def leave_one_out(prompts: list[rel.Prompt], names: list[str], kind: str):
     return out
 
 
-def report(prompts: list[rel.Prompt], names: list[str], kind: str) -> None:
-    """Leave one set out, per set and variant, pooled, and the calibration on left-out sets."""
+def report(prompts: list[rel.Prompt], names: list[str], kind: str) -> dict[str, Model]:
+    """Leave one set out, per set and variant, pooled, and the calibration on left-out sets;
+    returns the model each set was judged by."""
     print(f"\n## {kind}: {len(prompts)} prompts, {sum(len(p.cands) for p in prompts)} candidates, {len(names)} features")
-    judged = leave_one_out(prompts, names, kind)
+    models: dict[str, Model] = {}
+    judged = leave_one_out(prompts, names, kind, models)
     print("\nleave one set out (model trained on the other sets' dev slices, both variants; threshold chosen there)\n")
     rows, worse = [], []
     for left in ENGINEERING:
@@ -125,6 +130,29 @@ def report(prompts: list[rel.Prompt], names: list[str], kind: str) -> None:
             print(f"\ninjected candidates on the left-out sets: {len(injected)}, mean P "
                   f"{sum(x for x, _ in injected) / len(injected):.3f}, observed precision "
                   f"{sum(r for _, r in injected) / len(injected):.3f}")
+    return models
+
+
+def ranking(prompts: list[rel.Prompt], models: dict[str, Model]) -> None:
+    """Search ranking: `memindex search`'s fixed fusion of BM25 and the dense channel against
+    each channel alone and against the union of the word matches and the nearest memories
+    by meaning ranked by P(relevant) (each set by the model that never saw it): Recall@10
+    of the judged memories, every judged prompt and the paraphrase prompts apart."""
+    runs = ("bm25", "dense", "fused", "model")
+    rows = []
+    for variant, with_q in VARIANTS:
+        for left in ENGINEERING + ("pooled",):
+            for kinds in ("every judged prompt", "paraphrase"):
+                ps = [p for p in prompts if p.search and p.questions == with_q and left in ("pooled", p.set_name)
+                      and (kinds != "paraphrase" or p.kind == "paraphrase")]
+                if not ps:
+                    continue
+                got = {name: [p.search.get(name) or [] for p in ps] for name in runs[:3]}
+                got["model"] = [[path for path, _ in sorted(((path, models[p.set_name].prob(f)) for path, f in p.ranked),
+                                                             key=lambda s: -s[1])] for p in ps]
+                rows.append([f"{left}, {variant}", kinds, len(ps), *(rel.recall_at(ps, got[name]) for name in runs)])
+    print("\nsearch ranking: Recall@10 of the judged memories (each set ranked by the model that never saw it)\n")
+    print(table(["set", "prompt kind", "prompts", "BM25 alone", "dense alone", "fused (memindex search)", "by P(relevant)"], rows))
 
 
 def locomo(final: Model, semantic: bool) -> None:
@@ -142,13 +170,13 @@ def locomo(final: Model, semantic: bool) -> None:
     print(table(["P bin", "candidates", "mean predicted", "observed relevant"], rel.calibration(loco, scored)))
 
 
-def gather(semantic: bool) -> list[rel.Prompt]:
+def gather(semantic: bool, rankings: bool = False) -> list[rel.Prompt]:
     """Every engineering set's prompts with their candidates' features: the stores as
     committed, and (the sets that have them) with their blind questions."""
     with tempfile.TemporaryDirectory(prefix="memindex-train-") as tmp:
-        prompts = rel.collect(all_sets(Path(tmp), ENGINEERING), semantic=semantic)
+        prompts = rel.collect(all_sets(Path(tmp), ENGINEERING), semantic, False, rankings)
     with tempfile.TemporaryDirectory(prefix="memindex-train-") as tmp:
-        prompts += rel.collect(all_sets(Path(tmp), WITH_QUESTIONS, questions=True), semantic=semantic, questions=True)
+        prompts += rel.collect(all_sets(Path(tmp), WITH_QUESTIONS, questions=True), semantic, True, rankings)
     return prompts
 
 
@@ -158,6 +186,7 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 if the shipped weights differ from a fresh training")
     ap.add_argument("--semantic", action="store_true", help="also the model with the worker's evidence (the real model)")
     ap.add_argument("--quiet", action="store_true", help="no evaluation tables")
+    ap.add_argument("--ranking", action="store_true", help="with --semantic: also the search ranking by P(relevant)")
     ap.add_argument("--no-locomo", action="store_true", help="leave LoCoMo out of the tables (it takes minutes)")
     args = ap.parse_args()
 
@@ -167,7 +196,7 @@ def main() -> int:
             "models": dict(shipped.get("models", {}))}
     kinds = [("lexical", LEXICAL, False)] + ([("semantic", SEMANTIC, True)] if args.semantic else [])
     for kind, names, semantic in kinds:
-        prompts = gather(semantic)
+        prompts = gather(semantic, args.ranking and semantic)
         final = train(prompts, names, kind)
         data["models"][kind] = {
             "features": names, "bias": round(final.bias, 6), "min_confidence": final.min_confidence,
@@ -181,7 +210,9 @@ def main() -> int:
             print(f"the shipped {kind} relevance model is what training produces")
             continue
         if not args.quiet:
-            report(prompts, names, kind)
+            models = report(prompts, names, kind)
+            if args.ranking and semantic:
+                ranking(prompts, models)
             if not args.no_locomo:
                 locomo(final, semantic)
         print(f"\nshipped {kind} model: min_confidence {final.min_confidence:.2f}; weights (raw units), largest first:")

@@ -104,19 +104,14 @@ def features(
     if not active:
         return []
     plan = pool.plan
-    coverage(conn, plan, active, columns=("title",))
-    title_cov = [h.coverage or 0.0 for h in active]
-    coverage(conn, plan, active, absent=0.0)
-    known_cov = [h.coverage or 0.0 for h in active]
-    coverage(conn, plan, active, columns=("tags",))
-    tags_cov = [h.coverage or 0.0 for h in active]
-    coverage(conn, plan, active, columns=("body",))
-    body_cov = [h.coverage or 0.0 for h in active]
-    coverage(conn, plan, active, columns=("questions",))
-    questions_cov = [h.coverage or 0.0 for h in active]
+    # the prompt's coverage by each column, then the memory's whole (the hits loaded once)
+    cov: dict[str, list[float]] = {}
+    for name, columns, absent in (("title", ("title",), None), ("tags", ("tags",), None), ("body", ("body",), None),
+                                  ("questions", ("questions",), None), ("known", (), 0.0), ("all", (), None)):
+        coverage(conn, plan, active, columns=columns, absent=absent, loaded=bool(cov))
+        cov[name] = [h.coverage or 0.0 for h in active]
     asks = _with_questions(conn, [h.via or h.rowid for h in active])
-    coverage(conn, plan, active)
-    covs = [h.coverage or 0.0 for h in active]
+    covs = cov["all"]
     best_cov = max(covs) or 1.0
     by_cov = sorted(range(len(covs)), key=lambda i: -covs[i])
     cov_rank = {i: r for r, i in enumerate(by_cov)}
@@ -148,11 +143,11 @@ def features(
             "coverage_top": float(covs[i] >= best_cov),
             "best_coverage": best_cov,
             "coverage_rank": math.log1p(cov_rank[i]),
-            "known_coverage": known_cov[i],
-            "title_coverage": title_cov[i],
-            "tags_coverage": tags_cov[i],
-            "body_coverage": body_cov[i],
-            "questions_coverage": questions_cov[i],
+            "known_coverage": cov["known"][i],
+            "title_coverage": cov["title"][i],
+            "tags_coverage": cov["tags"][i],
+            "body_coverage": cov["body"][i],
+            "questions_coverage": cov["questions"][i],
             "has_questions": float((h.via or h.rowid) in asks),
             "n_terms": n_terms,
             "rarity": rarity,
