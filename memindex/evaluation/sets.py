@@ -26,7 +26,8 @@
   the real hook; nothing tuned on it since);
 - jetty: evalsets/jetty, written blind by a seventh helper for the relevance model (a
   satellite ground-station scheduler; first measured whole and unseen, rules against the
-  shipped model: docs/evaluation.md; never trained on).
+  shipped model: docs/evaluation.md; since then its dev slice is trained on like the
+  other engineering sets'; it has no questions.json).
 
 Each local set also has `questions.json`: for every memory (path relative to the memory
 folder), the questions a model would write at save time (the `questions` field), written
