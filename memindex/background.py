@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .defaults import LOG_FILE, LOG_MAX_BYTES
+from .defaults import PACKAGE_DIR, LOG_FILE, LOG_MAX_BYTES
 
 
 # Runs as `python [-P] -c BOOT memindex PACKAGE_PARENT --root ROOT ARGS...` ("memindex" names
@@ -31,7 +31,7 @@ CWD = os.path.abspath(os.sep)  # never the project: nothing there is looked up b
 def command(root: str | os.PathLike[str], *args: str) -> list[str]:
     """`memindex --root ROOT ARGS...` for this package, whatever the caller's own sys.path
     (the hooks run `-I -S` from the plugin folder), isolated from the project's files."""
-    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    package_parent = os.path.dirname(PACKAGE_DIR)
     flags = ["-P"] if sys.version_info >= (3, 11) else []
     return [sys.executable, *flags, "-c", BOOT, "memindex", package_parent, "--root", os.path.abspath(os.fspath(root)), *args]
 
@@ -39,7 +39,7 @@ def command(root: str | os.PathLike[str], *args: str) -> list[str]:
 def open_log(root: str | os.PathLike[str]) -> int:
     """The root's log, appended to (rotated once past LOG_MAX_BYTES); raises UnsafeFile
     when it is a link, a FIFO or another user's file."""
-    from . import rootfs
+    from .store import rootfs
 
     path = os.path.join(root, LOG_FILE)
     flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import os
 
-from . import rootfs
+from .store import rootfs
 from .lean import loads
 from .defaults import CATEGORIES, CONFIG_FILE, CONFIG_MAX_BYTES, DEFAULT_CATEGORY_DESCRIPTIONS
 from .errors import UnsafeFile, short

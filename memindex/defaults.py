@@ -6,6 +6,12 @@ apart; here each module imports them from this one.
 
 from __future__ import annotations
 
+import os
+
+# The installed package and its data files (weights, patterns, tables): found from here, never
+# from the working directory.
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+DATA_DIR = os.path.join(PACKAGE_DIR, "data")
 SCHEMA_VERSION = "1.0"
 # Bump when the index layout or the text it stores changes: every writer rebuilds an index
 # whose PRAGMA user_version differs, every reader reports it.
@@ -25,7 +31,7 @@ SERVE_MARKER = ".serve.pid"  # the resident worker's pid marker (flock: one work
 SERVE_SPAWN_MARKER = ".serve.spawned"  # the hooks' last worker start (single flight; a future mtime backs off)
 # Every file memindex derives in a memory root (gitignore patterns): `memindex init` lists
 # them in the root's .gitignore, so none is committed; a committed index is never read anyway
-# (memindex/provenance.py). A new derived file adds its pattern here.
+# (memindex/index/provenance.py). A new derived file adds its pattern here.
 DERIVED_FILES: tuple[str, ...] = (
     INDEX_FILE, INDEX_FILE + "-*", LOCK_FILE, WAIT_FILE, WATCH_MARKER, SPAWN_MARKER, LOG_FILE, LOG_FILE + ".1",
     SERVE_MARKER, SERVE_SPAWN_MARKER, INDEX_MD, ".*.tmp", "sessions-local/",  # CAPTURE_GITIGNORE, below

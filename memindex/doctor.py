@@ -13,8 +13,9 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import __version__, health, index
-from .defaults import INDEX_FILE, INDEX_VERSION, LOCK_FILE, LOG_FILE, MEMORY_DIR, SPAWN_MARKER, WAIT_FILE
+from . import __version__, index
+from .index import health
+from .defaults import PACKAGE_DIR, INDEX_FILE, INDEX_VERSION, LOCK_FILE, LOG_FILE, MEMORY_DIR, SPAWN_MARKER, WAIT_FILE
 from .errors import IndexTooNew, IndexUnavailable
 
 DERIVED = (INDEX_FILE, INDEX_FILE + "-wal", INDEX_FILE + "-shm", INDEX_FILE + "-journal", LOCK_FILE, WAIT_FILE,
@@ -33,7 +34,7 @@ class Check:
 
 def _text_value(path: Path, pattern: str) -> str | None:
     """A value read from another copy's source text (never imported or run)."""
-    from . import rootfs
+    from .store import rootfs
     from .errors import UnsafeFile
 
     try:
@@ -69,7 +70,7 @@ def check_cli(homes: tuple[str, ...] = PLUGIN_HOMES) -> Check:
     exe = shutil.which("memindex")
     copies = plugin_copies(homes)
     data = {"memindex_on_path": exe, "this": {"version": __version__, "index_version": INDEX_VERSION,
-            "path": str(Path(__file__).resolve().parent.parent)}, "plugin_copies": copies}
+            "path": os.path.dirname(PACKAGE_DIR)}, "plugin_copies": copies}
     if exe is None:
         return Check("cli", False, "no `memindex` on this PATH: the skills' Bash calls fail with \"command not found\" "
                      "while the hooks work silently",
@@ -109,7 +110,7 @@ def check_index(root: str) -> Check:
 def check_files(root: str) -> Check:
     """Invalid, ignored, misplaced, duplicated and renamed memory files (after a sync)."""
     try:
-        from .sync import sync
+        from .index.sync import sync
 
         sync(root, lock_timeout=3.0)
     except Exception:  # a busy writer or a refusing index: the last summary still says it

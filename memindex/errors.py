@@ -81,7 +81,7 @@ class InvalidMemory(WriteError):
 
 
 class SecretFound(InvalidMemory):
-    """The input holds token-shaped strings (memindex.write.secrets): each field's JSON
+    """The input holds token-shaped strings (memindex.store.secrets): each field's JSON
     path and the kind of secret, never the secret itself."""
 
     def __init__(self, message: str, problems: list[str], secrets: list[dict[str, str]]) -> None:

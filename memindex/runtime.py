@@ -21,7 +21,7 @@ SUN_PATH_MAX = 100  # a socket path holds 108 bytes on Linux, 104 on macOS, with
 def why_not_private(path: str) -> str | None:
     """Why `path` is not a private folder of this user (a link, not a folder, another
     owner, open to others), or None. FileNotFoundError when it is absent."""
-    from .rootfs import why_unsafe
+    from .store.rootfs import why_unsafe
 
     st = os.lstat(path)
     why = why_unsafe(st, folder=True)

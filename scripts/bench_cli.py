@@ -25,7 +25,7 @@ from memindex.config import Config
 from memindex.evaluation.bench import percentiles, time_process
 from memindex.evaluation.genstore import generate
 from memindex.evaluation.metrics import table
-from memindex.sync import sync
+from memindex.index.sync import sync
 
 REPO = Path(__file__).resolve().parent.parent
 QUERIES = ["flaky integration tests in CI", "stripe webhook signature 400", "how do we deploy the api"]

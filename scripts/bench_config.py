@@ -28,7 +28,7 @@ from memindex.config import Config
 from memindex.evaluation import genstore
 from memindex.evaluation.bench import hook_command
 from memindex.evaluation.metrics import table
-from memindex.sync import sync
+from memindex.index.sync import sync
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent

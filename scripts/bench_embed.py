@@ -23,7 +23,7 @@ from memindex import index
 from memindex.config import parse_config
 from memindex.evaluation.genstore import generate
 from memindex.evaluation.metrics import table
-from memindex.sync import sync
+from memindex.index.sync import sync
 
 QUERIES = ["flaky integration tests in CI", "stripe webhook signature 400", "how do we deploy the api",
            "the database runs out of connections", "who decided on the message queue"]

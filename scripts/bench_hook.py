@@ -30,7 +30,7 @@ from memindex.config import Config
 from memindex.evaluation import genstore
 from memindex.evaluation.bench import hook_command, series
 from memindex.evaluation.metrics import table
-from memindex.sync import sync
+from memindex.index.sync import sync
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -64,7 +64,7 @@ def opened_files(project: Path, payload: bytes, env: dict) -> tuple[int, str]:
 
 
 def import_ms(env: dict) -> float:
-    out = subprocess.run([sys.executable, "-X", "importtime", "-c", "import memindex.hook, memindex.query, memindex.index, memindex.render, memindex.transcript, memindex.config"],
+    out = subprocess.run([sys.executable, "-X", "importtime", "-c", "import memindex.hook, memindex.retrieval.query, memindex.index, memindex.text.render, memindex.policy.transcript, memindex.config"],
                          capture_output=True, env=env)
     total = 0
     for line in out.stderr.decode().splitlines():

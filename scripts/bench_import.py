@@ -32,8 +32,8 @@ from memindex.config import load_config  # noqa: E402
 from memindex.evaluation.metrics import table  # noqa: E402
 from memindex.importers import adr  # noqa: E402
 from memindex.importers.engine import Report  # noqa: E402
-from memindex.scaffold import init_project  # noqa: E402
-from memindex.sync import sync  # noqa: E402
+from memindex.store.scaffold import init_project  # noqa: E402
+from memindex.index.sync import sync  # noqa: E402
 from memindex.write import save_memory  # noqa: E402
 
 SUBJECTS = ["orders", "billing", "search", "auth", "notifications", "inventory", "reporting", "checkout", "shipping", "catalog"]

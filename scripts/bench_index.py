@@ -27,10 +27,10 @@ from memindex.config import Config
 from memindex.evaluation import genstore
 from memindex.evaluation.bench import percentiles, timed
 from memindex.evaluation.metrics import table
-from memindex.inject import auto_inject
-from memindex.query import Params, search
-from memindex.store import walk
-from memindex.sync import sync
+from memindex.policy.inject import auto_inject
+from memindex.retrieval.query import Params, search
+from memindex.store.files import walk
+from memindex.index.sync import sync
 
 PROMPTS = [p.strip() for p in (Path(__file__).parent / "prompts.txt").read_text().splitlines() if p.strip()]
 

@@ -1,5 +1,5 @@
 """The secret check on the write path: memindex's compiled patterns
-(memindex/write/secrets.py) against detect-secrets, if installed. Prints a table: import
+(memindex/store/secrets.py) against detect-secrets, if installed. Prints a table: import
 cost, scan cost per memory, secrets caught out of a planted sample, and flags raised on
 the judged sets' memories (evalsets/*: written without secrets, so every flag is false).
 
@@ -56,7 +56,7 @@ def import_ms(stmt: str) -> float:
 
 
 def ours(texts: list[str]) -> int:
-    from memindex.write.secrets import find
+    from memindex.store.secrets import find
 
     return sum(bool(find(t)) for t in texts)
 
@@ -86,7 +86,7 @@ def row(name: str, imp: float, scan) -> str:
 def main() -> int:
     print("| detector               | import ms | scan ms/mem  | planted | false flags on evalsets/* |")
     print("|------------------------|-----------|--------------|---------|---------------------------|")
-    print(row("memindex patterns", import_ms("import memindex.write.secrets as s; s._patterns()"), ours))
+    print(row("memindex patterns", import_ms("import memindex.store.secrets as s; s._patterns()"), ours))
     try:
         scan = detect_secrets_scan()
     except ImportError:

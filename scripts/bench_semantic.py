@@ -41,7 +41,7 @@ from memindex.evaluation import genstore
 from memindex.evaluation.bench import hook_command, percentiles, time_process
 from memindex.evaluation.metrics import table
 from memindex.semantic import client, process
-from memindex.sync import sync
+from memindex.index.sync import sync
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent

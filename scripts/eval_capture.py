@@ -42,8 +42,8 @@ from memindex.config import parse_config  # noqa: E402
 from memindex.defaults import CAPTURE_TAG, FOLDERS  # noqa: E402
 from memindex.evaluation.locomo import QA_CATEGORIES, ADVERSARIAL, load, parse_date_time, parse_dia_ids  # noqa: E402
 from memindex.evaluation.transcripts import TranscriptWriter  # noqa: E402
-from memindex.query import Params, search  # noqa: E402
-from memindex.sync import sync  # noqa: E402
+from memindex.retrieval.query import Params, search  # noqa: E402
+from memindex.index.sync import sync  # noqa: E402
 from memindex.write.validate import prepare_new, serialize  # noqa: E402
 
 HELD_OUT = (7, 8, 9)

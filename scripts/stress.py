@@ -113,7 +113,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the stress kit lives with the tests
-# The records of which index this user's memindex built (memindex/provenance.py): the run's
+# The records of which index this user's memindex built (memindex/index/provenance.py): the run's
 # own, inherited by everything it starts (set before the kit takes its environment).
 os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="memindex-stress-state-")
 atexit.register(shutil.rmtree, os.environ["XDG_STATE_HOME"], True)

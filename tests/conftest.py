@@ -39,7 +39,7 @@ os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 
 
 
-# The records of which index this user's memindex built (memindex/provenance.py) go to a
+# The records of which index this user's memindex built (memindex/index/provenance.py) go to a
 # folder of this test run, inherited by every process it starts (set at import: the stress
 # kit's environment is taken when its modules load), never to the user's own.
 _STATE = tempfile.mkdtemp(prefix="memindex-state-")
@@ -217,7 +217,7 @@ def invalid_rows(root: str | os.PathLike[str]) -> dict[str, str]:
 
 def search_paths(root: str | os.PathLike[str], text: str, **kw: Any) -> list[str]:
     """Paths of `query.search` hits, best first."""
-    from memindex.query import search
+    from memindex.retrieval.query import search
 
     conn = index.open_reader(root)
     try:
@@ -228,7 +228,7 @@ def search_paths(root: str | os.PathLike[str], text: str, **kw: Any) -> list[str
 
 def search_results(root: str | os.PathLike[str], text: str, **kw: Any) -> list[tuple[str, float]]:
     """(path, score rounded to 6 digits) of `query.search` hits, best first."""
-    from memindex.query import search
+    from memindex.retrieval.query import search
 
     conn = index.open_reader(root)
     try:

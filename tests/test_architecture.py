@@ -18,17 +18,45 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memindex"
 
 # What the prompt hook may load (it runs `python3 -I -S`: standard library and these).
 HOOK_ALLOWED = {
-    "memindex", "memindex.hook", "memindex.paths", "memindex.defaults", "memindex.errors", "memindex.config",
-    "memindex.inject", "memindex.intent", "memindex.prompt", "memindex.query", "memindex.legacy", "memindex.hits", "memindex.text", "memindex.render",
-    "memindex.transcript", "memindex.index", "memindex.index.db", "memindex.index.rows", "memindex.index.reads",
-    "memindex.index.vectors", "memindex.semantic", "memindex.semantic.client", "memindex.cjk", "memindex.cjk_search",
-    "memindex.watch", "memindex.watch.marker", "memindex.lazy", "memindex.rootfs", "memindex.background", "memindex.lean",
-    "memindex.runtime", "memindex.memo", "memindex.filehook", "memindex.clients", "memindex.provenance",
+    "memindex", "memindex.defaults", "memindex.errors", "memindex.lean", "memindex.config", "memindex.trust",
+    "memindex.runtime", "memindex.background",
+    "memindex.text", "memindex.text.words", "memindex.text.cjk", "memindex.text.render",
+    "memindex.store", "memindex.store.paths", "memindex.store.rootfs", "memindex.store.marker", "memindex.store.ids",
+    "memindex.index", "memindex.index.db", "memindex.index.rows", "memindex.index.reads", "memindex.index.vectors",
+    "memindex.index.fresh", "memindex.index.freshen", "memindex.index.health", "memindex.index.provenance",
+    "memindex.retrieval", "memindex.retrieval.query", "memindex.retrieval.legacy", "memindex.retrieval.hits",
+    "memindex.retrieval.cjk_search", "memindex.semantic", "memindex.semantic.client",
+    "memindex.relevance", "memindex.policy", "memindex.policy.inject", "memindex.policy.intent",
+    "memindex.policy.prompt", "memindex.policy.transcript", "memindex.policy.memo", "memindex.policy.dense",
     "memindex.capture", "memindex.capture.triage", "memindex.capture.turn", "memindex.capture.asked",
-    "memindex.trust",
-    "memindex.relevance",
-    "memindex.capture.schedule", "memindex.capture.ids",
-    "memindex.health", "memindex.freshen", "memindex.index.fresh", "memindex.dense",
+    "memindex.capture.schedule",
+    "memindex.hook", "memindex.hook.file", "memindex.hook.clients",
+}
+# The flow, bottom to top (../shared/design/layout.md): files -> index -> retrieval -> policy
+# -> adapters. A package (or top-level module) imports only from its own layer and those
+# below it, never from an adapter; adapters never import each other.
+LAYERS: list[set[str]] = [
+    {"memindex", "defaults", "errors", "lean", "lazy"},  # leaves
+    {"text"},  # words, CJK bigrams, the line format: used to index and to answer
+    {"store"},  # the memory files, the root, markers, secrets in a memory's text
+    {"trust"}, {"config"}, {"runtime", "background"},  # read once; process plumbing
+    {"index"},  # the derived index: its only writer (sync), readers, freshness, provenance
+    {"retrieval"},  # ranking: query, CJK search, the old matcher
+    {"semantic"},  # the optional dense channel and its worker
+    {"watch"},
+    {"write"},  # save, update, retire
+    {"relevance"}, {"policy"},  # what the assistant is shown; recall for every adapter
+    {"importers"}, {"capture"},  # what fills the store
+    {"doctor"},  # the report across every layer
+    {"hook", "mcp", "cli", "__main__"},  # adapters (`python -m memindex` is the CLI's other door)
+    {"evaluation"},  # developer tools over all of it
+]
+ADAPTERS = {"hook", "mcp", "cli"}  # __main__ is the CLI
+# Imports against the flow, each with its reason.
+UPWARD_ALLOWED: dict[tuple[str, str], str] = {
+    ("memindex.index.sync", "memindex.semantic.vectors"): "the one writer embeds the rows it just wrote (lazily, when the worker's model is enabled)",
+    ("memindex.cli.mcp", "memindex.mcp.server"): "`memindex mcp` starts the MCP server by name",
+    ("memindex.cli.mcp", "memindex.mcp.tools"): "... over this root's tools",
 }
 MAX_LINES = 450
 # Modules allowed past MAX_LINES, each with the reason it must stay one piece.
@@ -174,6 +202,34 @@ def test_the_hook_imports_only_the_standard_library_and_its_allow_list() -> None
     assert outside <= set(sys.stdlib_module_names), sorted(outside - set(sys.stdlib_module_names))
 
 
+def _layer(module: str) -> int:
+    part = module.split(".")[1] if "." in module else module
+    return next(n for n, layer in enumerate(LAYERS) if part in layer)
+
+
+def test_every_module_has_a_layer() -> None:
+    assert [m for m in MODULES if not any((m.split(".")[1] if "." in m else m) in layer for layer in LAYERS)] == []
+
+
+def test_imports_follow_the_flow() -> None:
+    """Nothing imports upward, and no adapter imports another (the prompt path reads top to
+    bottom: hook -> policy -> retrieval -> index -> store)."""
+    offenders = []
+    for m, deps in GRAPH.items():
+        for d in deps:
+            if (m, d) in UPWARD_ALLOWED:
+                continue
+            a, b = _layer(m), _layer(d)
+            part_m, part_d = (x.split(".")[1] if "." in x else x for x in (m, d))
+            if b > a or (part_m in ADAPTERS and part_d in ADAPTERS and part_m != part_d):
+                offenders.append(f"{m} -> {d}")
+    assert sorted(offenders) == []
+
+
+def test_the_flow_check_finds_an_upward_import() -> None:
+    assert _layer("memindex.store.files") < _layer("memindex.index.db") < _layer("memindex.policy.inject") < _layer("memindex.hook")
+
+
 def test_modules_stay_small() -> None:
     long = {
         m: n for m, path in MODULES.items()
@@ -188,24 +244,24 @@ def test_import_graph_sees_lazy_imports(module: str) -> None:
     assert any(dep.startswith("memindex.") for dep in GRAPH[module])
 
 
-# Files are opened through `memindex.rootfs` (no link followed, no FIFO or device waited
+# Files are opened through `memindex.store.rootfs` (no link followed, no FIFO or device waited
 # on, only this user's regular files, reads bounded): a memory root is untrusted input
 # (docs/reliability.md, threat model). These open files by other means, each for a reason.
-# Keys are a module, or a module and a function in it ("memindex.files.write_temp").
+# Keys are a module, or a module and a function in it ("memindex.store.atomic.write_temp").
 OPEN_ALLOWED: dict[str, str] = {
-    "memindex.rootfs": "the helper itself",
-    "memindex.store.read_bytes": "memory files: O_NOFOLLOW|O_NONBLOCK, a link followed only when it stays inside the root, "
+    "memindex.store.rootfs": "the helper itself",
+    "memindex.store.files.read_bytes": "memory files: O_NOFOLLOW|O_NONBLOCK, a link followed only when it stays inside the root, "
     "regular-file and size checks on the descriptor",
-    "memindex.files.write_temp": "new temp files: O_CREAT|O_EXCL|O_NOFOLLOW under a random name, never an existing file",
-    "memindex.files.fsync_dir": "a folder opened with O_DIRECTORY to fsync it; no file's contents",
-    "memindex.transcript": "Claude Code's transcript, outside the root (non-blocking, regular files only, bounded tail)",
+    "memindex.store.atomic.write_temp": "new temp files: O_CREAT|O_EXCL|O_NOFOLLOW under a random name, never an existing file",
+    "memindex.store.atomic.fsync_dir": "a folder opened with O_DIRECTORY to fsync it; no file's contents",
+    "memindex.policy.transcript": "Claude Code's transcript, outside the root (non-blocking, regular files only, bounded tail)",
     "memindex.capture.parse": "Claude Code's transcript, outside the root (non-blocking, regular files only, bounded)",
     "memindex.cli.write": "the user's own --file input",
     "memindex.cli.candidate": "the user's own --new-info-file input",
-    "memindex.scaffold": "package data, and .claude/settings.json outside the memory root that `init` edits",
-    "memindex.intent": "package data (data/intents.json)",
-    "memindex.render._unsafe_table": "package data (data/unsafe_chars.json)",
-    "memindex.write.secrets": "package data (data/secret_patterns.json)",
+    "memindex.store.scaffold": "package data, and .claude/settings.json outside the memory root that `init` edits",
+    "memindex.policy.intent": "package data (data/intents.json)",
+    "memindex.text.render._unsafe_table": "package data (data/unsafe_chars.json)",
+    "memindex.store.secrets": "package data (data/secret_patterns.json)",
     "memindex.config._read_user": "the user's own config (~/.config/memindex), outside every root; a dotfiles link is fine",
     "memindex.trust": "the user's trust record (~/.local/state/memindex), outside every root",
     "memindex.capture.triage.data": "package data (data/triage.json)",
@@ -225,7 +281,7 @@ _OPEN_NAMES = {"open", "read_text", "read_bytes", "write_text", "write_bytes"}
 def open_calls(module: str) -> list[tuple[str, int, str]]:
     """(where, line, call) of every builtin `open(`, `os.open(`, `io.open(` and
     `x.open/read_text/read_bytes/write_text/write_bytes(` in a module, with `where` the
-    module and enclosing function names (`memindex.files.write_temp`)."""
+    module and enclosing function names (`memindex.store.atomic.write_temp`)."""
     tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
     found: list[tuple[str, int, str]] = []
 
@@ -258,7 +314,7 @@ def test_files_are_opened_through_rootfs_or_an_allow_listed_reason() -> None:
     offenders = sorted(
         f"{where}:{line}: {call}(" for module in MODULES for where, line, call in open_calls(module) if not _allowed(where)
     )
-    assert offenders == [], "open files through memindex.rootfs (or add a reason to OPEN_ALLOWED): " + ", ".join(offenders)
+    assert offenders == [], "open files through memindex.store.rootfs (or add a reason to OPEN_ALLOWED): " + ", ".join(offenders)
 
 
 def test_the_open_check_sees_every_kind_of_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

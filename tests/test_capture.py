@@ -24,7 +24,7 @@ from memindex.capture.summary import memory_id, summarise
 from memindex.config import parse_config
 from memindex.defaults import CAPTURE_FOLDER, SUMMARY_MAX_BYTES
 from memindex.evaluation.transcripts import TranscriptWriter, write_sessions
-from memindex.schema import validate_memory
+from memindex.store.schema import validate_memory
 
 SID = "0b7c2d1e-1111-4aaa-8bbb-123456789abc"
 CWD = "/home/dev/shop"
@@ -346,7 +346,7 @@ def test_captured_summaries_are_found_by_search_and_resume_not_injected_on_words
     injected, not the earlier session's summary that only restates the question."""
     from conftest import write_mem
     from memindex import index
-    from memindex.inject import decide
+    from memindex.policy.inject import decide
 
     question = "integration tests fail before Postgres is ready in CI, what did we do"
     write_mem(memory_root, "runbook", "postgres-ready", "Integration tests fail before Postgres is ready",
@@ -430,7 +430,7 @@ def test_where_did_we_leave_off_never_answers_with_this_very_session(memory_root
 def test_search_lists_captured_summaries_after_memories_written_on_purpose(memory_root: Path, tmp_path: Path) -> None:
     """A captured summary repeats the session's own prompts, so it is the best word match
     for them; `memindex search` (and the MCP search tool) list it after the others."""
-    from memindex.recall import search_hits
+    from memindex.policy.recall import search_hits
 
     cfg = parse_config({})
     capture_transcript(str(memory_root), cfg, str(session().write(tmp_path / f"{SID}.jsonl")))
@@ -439,7 +439,7 @@ def test_search_lists_captured_summaries_after_memories_written_on_purpose(memor
                "content": {"trigger": "customers see an order twice in the PDF export",
                            "steps": ["dedupe the rows"], "verification": "count rows"}}
     assert run_cli("--root", str(memory_root), "save", "--category", "runbook", "--data", json.dumps(runbook)).returncode == 0
-    from memindex.query import search
+    from memindex.retrieval.query import search
     from memindex import index
 
     with index.open_reader(memory_root) as conn:  # by words alone the summary wins: it holds the prompt

@@ -1,4 +1,4 @@
-"""Text without spaces (memindex/cjk.py, memindex/cjk_search.py): Chinese, Japanese and
+"""Text without spaces (memindex/text/cjk.py, memindex/retrieval/cjk_search.py): Chinese, Japanese and
 Korean memories found by word queries, through `memindex search` and the prompt hook,
 next to English ones; a store without CJK text is untouched."""
 
@@ -13,13 +13,15 @@ from pathlib import Path
 import pytest
 from conftest import run_cli, write_mem
 
-from memindex import cjk, cjk_search, index
+from memindex import index
+from memindex.text import cjk
+from memindex.retrieval import cjk_search
 from memindex.config import Config
 from memindex.index import reads
-from memindex.inject import decide
-from memindex.query import Filters, Params, plan_query, search
-from memindex.sync import sync
-from memindex.text import query_terms
+from memindex.policy.inject import decide
+from memindex.retrieval.query import Filters, Params, plan_query, search
+from memindex.index.sync import sync
+from memindex.text.words import query_terms
 
 REPO = Path(__file__).resolve().parent.parent
 HOOK = REPO / "hooks" / "memindex_hook.py"
@@ -367,7 +369,7 @@ def test_a_bigram_in_most_cjk_memories_still_weighs_its_store_idf(memory_root: P
 def test_document_frequency_estimates_count_only_the_cjk_memories() -> None:
     """Past DF_SAMPLE matches df is extrapolated from where the sample ends: among the rows
     of fts_cjk, not among all rowids (1,000 CJK memories first, 9,000 others after them)."""
-    from memindex.query import _count
+    from memindex.retrieval.query import _count
 
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE VIRTUAL TABLE fts_cjk USING fts5(title, tags, body)")

@@ -157,7 +157,7 @@ PHANTOM_PROMPT = "what is our quarkly release process for the vendored widgets?"
 
 def _phantom_index(tmp_path: Path) -> Path:
     """An index built (by this user, elsewhere) from a memory that was then deleted."""
-    from memindex.sync import sync
+    from memindex.index.sync import sync
 
     donor = tmp_path / "donor" / ".claude" / "memory"
     path = write_mem(donor, "runbook", "quarkly-release", "Quarkly release process for vendored widgets",
@@ -201,7 +201,7 @@ def test_a_committed_index_is_never_read_and_the_next_sync_rebuilds_it(tmp_path:
 
 
 def test_a_rebuild_stops_accepting_a_copy_of_the_index_made_before_it(tmp_path: Path):
-    from memindex.sync import sync
+    from memindex.index.sync import sync
 
     root = tmp_path / "proj" / ".claude" / "memory"
     write_mem(root, "decision", "plain-choice", "Plain choice of tabs", ["style"])
@@ -224,8 +224,8 @@ def test_a_rebuild_stops_accepting_a_copy_of_the_index_made_before_it(tmp_path: 
 
 
 def test_the_build_record_lives_outside_the_repository(tmp_path: Path, private_state: Path):
-    from memindex import provenance
-    from memindex.sync import sync
+    from memindex.index import provenance
+    from memindex.index.sync import sync
 
     root = tmp_path / "proj" / ".claude" / "memory"
     write_mem(root, "decision", "plain-choice", "Plain choice of tabs", ["style"])
@@ -311,7 +311,7 @@ PLANTED_PROMPT = "how do we rotate the frobnitz deploy keys?"
 
 def _store_with_planted(tmp_path: Path) -> tuple[Path, Path, Path]:
     """A store whose decisions/ holds a memory another user could have written."""
-    from memindex.sync import sync
+    from memindex.index.sync import sync
 
     project = tmp_path / "proj"
     root = project.joinpath(*MEMORY_DIR)
@@ -388,7 +388,7 @@ def test_a_squatted_runtime_folder_does_not_disable_the_worker(tmp_path: Path, m
     import tempfile
 
     from memindex.semantic import client
-    from memindex.sync import sync
+    from memindex.index.sync import sync
 
     shared, cache = (Path(tempfile.mkdtemp(prefix="mt", dir="/tmp")) for _ in range(2))
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)

@@ -10,8 +10,8 @@ import unicodedata
 from pathlib import Path
 
 from memindex.config import Config
-from memindex.render import escape, memory_context
-from memindex.sync import sync
+from memindex.text.render import escape, memory_context
+from memindex.index.sync import sync
 from test_hook import project, prompt_json, put, run_hook  # noqa: F401  (project is a fixture)
 
 REPO = Path(__file__).resolve().parent.parent
@@ -52,7 +52,7 @@ def test_every_named_character_and_every_derived_one_is_escaped() -> None:
     assert [f"U+{ord(ch):04X}" for ch in NAMED if ch in escape(f"a{ch}b")] == []
     block = memory_context([], "x")
     assert block == ""
-    from memindex.render import _unsafe_table
+    from memindex.text.render import _unsafe_table
 
     table = _unsafe_table()
     for cp in range(0x80, 0x110000):  # the data covers what unicodedata says, on this Python

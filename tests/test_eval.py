@@ -10,7 +10,7 @@ import pytest
 
 from memindex.evaluation import beir, checkset, genstore
 from memindex.evaluation import memory as eval_memory
-from memindex.schema import validate_memory
+from memindex.store.schema import validate_memory
 
 HARBOR = Path(__file__).resolve().parent.parent / "evalsets" / "harbor"
 
@@ -139,7 +139,7 @@ def test_the_checker_reports_schema_and_convention_problems(tmp_path: Path) -> N
     first[1].write_text(json.dumps(one_tag))
     printed: list[str] = []
     assert checkset.check_set(tmp_path / "set", out=printed.append) == 2
-    assert any("'content.status'" in line for line in printed)  # memindex.schema's own message
+    assert any("'content.status'" in line for line in printed)  # memindex.store.schema's own message
     assert any("set convention: 2-6 tags, found 1" in line for line in printed)
 
 
@@ -161,7 +161,7 @@ def test_session_replay_counts_what_session_awareness_saves(tiny_set: Path, tmp_
     from memindex import index
     from memindex.config import Config, parse_config
     from memindex.evaluation.sessions import replay
-    from memindex.sync import sync
+    from memindex.index.sync import sync
 
     root = tiny_set / ".claude" / "memory"
     sync(root, Config())

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 
 from memindex import index
-from memindex import sync as sync_mod
+from memindex.index import sync as sync_mod
 from memindex.config import Config
 from memindex.defaults import SPAWN_MARKER
-from memindex.paths import FileStat
-from memindex.sync import sync
+from memindex.store.paths import FileStat
+from memindex.index.sync import sync
 
 from conftest import cli_cmd, cli_env, search_paths, write_mem
 from test_hook import project, prompt_json, put, run_hook  # noqa: F401  (the hook's fixture)
@@ -185,7 +185,7 @@ def test_future_spawn_guard_does_not_stop_background_syncs(project: Path) -> Non
 def test_deliberate_back_off_still_holds() -> None:
     """A worker that cannot start pushes its guard a few minutes ahead on purpose: that
     still backs off (only further than window + back-off counts as a clock set back)."""
-    from memindex.rootfs import expired
+    from memindex.store.rootfs import expired
 
     now = time.time()
     assert not expired(now + 200, 10.0, 300.0)
@@ -254,7 +254,7 @@ def test_worker_reply_of_another_vectors_version_is_not_applied(project: Path) -
     """Finding 5: the hook applied the worker's rowids to its own read of the index without
     checking the reply's vectors version; after a rebuild renumbered the rows, the right
     memory was dropped. A reply of another version now leaves the word matches alone."""
-    from memindex.inject import Dense, decide
+    from memindex.policy.inject import Dense, decide
     from memindex.index import reads
 
     root = project / ".claude" / "memory"
@@ -310,13 +310,13 @@ def test_lock_path_that_is_not_a_file_is_replaced(tmp_path: Path, kind: str) -> 
 def test_writer_lock_excludes_a_second_writer(tmp_path: Path) -> None:
     """filelock is the writer lock: a second writer waits, then times out with the path."""
     from memindex.errors import LockTimeout
-    from memindex.sync import writer_lock
+    from memindex.index.sync import writer_lock
 
     root = tmp_path / "r"
     root.mkdir()
     with writer_lock(root, 1.0):
         probe = subprocess.run(
-            [sys.executable, "-c", "import sys; from memindex.sync import writer_lock\n"
+            [sys.executable, "-c", "import sys; from memindex.index.sync import writer_lock\n"
              "from memindex.errors import LockTimeout\n"
              "try:\n    with writer_lock(sys.argv[1], 0.2): print('got it')\n"
              "except LockTimeout as e: print('timeout', e)", str(root)],

@@ -16,9 +16,10 @@ import pytest
 
 from conftest import trust_config
 
-from memindex import hook, index
+from memindex import index
+from memindex import hook
 from memindex.config import Config
-from memindex.sync import sync
+from memindex.index.sync import sync
 
 REPO = Path(__file__).resolve().parent.parent
 HOOK = REPO / "hooks" / "memindex_hook.py"
@@ -164,7 +165,7 @@ def test_missing_index_of_a_large_store_is_silent_and_synced_in_the_background(
     root = project / ".claude" / "memory"
     for f in root.glob(".index.db*"):
         f.unlink()
-    monkeypatch.setattr("memindex.freshen.COLD_SYNC_MAX_FILES", 1)  # the store counts as large
+    monkeypatch.setattr("memindex.index.freshen.COLD_SYNC_MAX_FILES", 1)  # the store counts as large
     out = hook.run("prompt", prompt_json(project, "stripe webhooks keep failing with a 400 signature error").encode())
     assert out == ""
     assert "background sync" in capsys.readouterr().err
@@ -315,7 +316,7 @@ def test_hook_never_opens_memory_files(project: Path, monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(builtins, "open", spy_open)
     monkeypatch.setattr(os, "open", spy_os_open)
-    monkeypatch.setattr("memindex.freshen.spawn_sync", lambda *a, **k: None)
+    monkeypatch.setattr("memindex.index.freshen.spawn_sync", lambda *a, **k: None)
     out = hook.run("prompt", prompt_json(project, "stripe webhooks keep failing with a 400 signature error").encode())
     assert "stripe-webhook-signature.json" in out
     memory_files = [p for p in opened if p.endswith(".json") and "/.claude/memory/" in p and "memory-config" not in p]
@@ -563,7 +564,7 @@ def test_pre_tool_use_takes_the_prompt_from_the_session_memo(project: Path, priv
 
 
 def test_session_memos_are_private_and_expire(project: Path, private_runtime: Path) -> None:
-    from memindex import memo
+    from memindex.policy import memo
 
     folder = private_runtime / "memindex"
     memo.remember("old", "a prompt", [], [])

@@ -37,7 +37,7 @@ from memindex.defaults import (
     TAGS_INDEX_MAX,
     WATCH_MARKER,
 )
-from memindex.sync import sync
+from memindex.index.sync import sync
 from stresskit.hostile import processes_of, wait_background
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork") or sys.platform == "win32", reason="POSIX only")
@@ -359,7 +359,7 @@ def test_burst_of_post_tool_use_while_the_lock_is_held_leaves_one_waiting_sync(p
 def test_tag_bomb_costs_what_a_normal_file_costs(p):
     """80,000 tags in a 720 KB file once made one search take 335 s (square of the tags)."""
     from memindex import index
-    from memindex.query import search
+    from memindex.retrieval.query import search
 
     tags = [f"g{i:05x}" for i in range(80_000)]
     path = write_mem(p.root, "decision", "tag-bomb", "Tag bomb quokkafex", tags, {"context": "quokkafex"})
@@ -460,7 +460,7 @@ def test_lock_timeout_that_would_wait_forever_is_a_usage_error(p, value):
         assert res.returncode == 2 and seconds < 10, (args, res.stderr)
         assert "--lock-timeout" in res.stderr and "Traceback" not in res.stderr
     from memindex.errors import UsageError
-    from memindex.sync import writer_lock
+    from memindex.index.sync import writer_lock
 
     with pytest.raises(UsageError):
         with writer_lock(p.root, float(value)):

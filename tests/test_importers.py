@@ -22,10 +22,10 @@ from memindex.defaults import MEMORY_DIR
 from memindex.errors import WriteError
 from memindex.importers import adr, claude_memory
 from memindex.importers.engine import Report
-from memindex.schema import validate_memory
-from memindex.scaffold import init_project
-from memindex.store import walk
-from memindex.sync import sync
+from memindex.store.schema import validate_memory
+from memindex.store.scaffold import init_project
+from memindex.store.files import walk
+from memindex.index.sync import sync
 from memindex.write import save_memory
 
 DATA = Path(__file__).resolve().parent / "data"

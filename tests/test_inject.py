@@ -1,4 +1,4 @@
-"""The injection policy's rules (memindex/inject.py), through the hook as Claude Code runs it
+"""The injection policy's rules (memindex/policy/inject.py), through the hook as Claude Code runs it
 and through `decide`: session awareness from a real transcript, resume intent, file
 anchors, relative coverage, small stores, and `memindex explain`."""
 
@@ -13,10 +13,10 @@ import pytest
 
 from memindex import index
 from memindex.config import Config, parse_config
-from memindex.inject import Outcome, decide
-from memindex.intent import category_asked, intents_of, without_intent
-from memindex.sync import sync
-from memindex.transcript import read_session
+from memindex.policy.inject import Outcome, decide
+from memindex.policy.intent import category_asked, intents_of, without_intent
+from memindex.index.sync import sync
+from memindex.policy.transcript import read_session
 from test_hook import prompt_json, put, run_hook
 
 STRIPE = "stripe webhooks keep failing with a 400 signature error in staging"
@@ -343,7 +343,7 @@ def test_a_pick_that_covers_much_less_than_the_best_one_is_dropped(project: Path
 
 def test_small_stores_keep_their_common_terms(tmp_path: Path) -> None:
     """In a store of 8, a term in 3 memories is not 'common' (a quarter would drop it)."""
-    from memindex.query import Params, plan_query
+    from memindex.retrieval.query import Params, plan_query
 
     root = tmp_path / "p" / ".claude" / "memory"
     for i in range(8):

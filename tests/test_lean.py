@@ -18,11 +18,11 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memindex import lean
-from memindex.intent import intents
-from memindex.paths import FileStat
-from memindex.prompt import files_named
-from memindex.text import _INDEX_MARKUP, Term, _without_markup, sanitize_tag, words
-from memindex.transcript import _INJECTED_LINE, injected_paths
+from memindex.policy.intent import intents
+from memindex.store.paths import FileStat
+from memindex.policy.prompt import files_named
+from memindex.text.words import _INDEX_MARKUP, Term, _without_markup, sanitize_tag, words
+from memindex.policy.transcript import _INJECTED_LINE, injected_paths
 
 # Characters each scan must treat exactly as its pattern does.
 TRICKY = (
@@ -50,7 +50,7 @@ def test_markup_removal_matches_the_pattern(text: str) -> None:
 @settings(max_examples=400, deadline=None)
 @given(texts)
 def test_tags_match_the_pattern(text: str) -> None:
-    from memindex.text import sanitize_title
+    from memindex.text.words import sanitize_title
 
     low = sanitize_title(text, limit=48).lower()
     expected = re.sub(r"\s+", "-", re.sub(r"[^\w.\-+#/ ]", "", low)).strip("-")

@@ -109,7 +109,7 @@ def test_one_valid_file_per_fact(built: tuple[Path, list[dict[str, Any]]]) -> No
 
 
 def test_files_pass_the_project_validator(built: tuple[Path, list[dict[str, Any]]]) -> None:
-    schema = pytest.importorskip("memindex.schema")
+    schema = pytest.importorskip("memindex.store.schema")
     dest = built[0]
     root = dest / ".claude" / "memory"
     for f in memory_files(dest):

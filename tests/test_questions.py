@@ -17,10 +17,10 @@ import pytest
 from memindex import cli, index
 from memindex.config import Config, parse_config
 from memindex.errors import InvalidMemory
-from memindex.query import Params, coverage, plan_query, search
-from memindex.schema import validate_memory
-from memindex.store import to_memory
-from memindex.sync import sync
+from memindex.retrieval.query import Params, coverage, plan_query, search
+from memindex.store.schema import validate_memory
+from memindex.store.files import to_memory
+from memindex.index.sync import sync
 from memindex.write import save_memory, update_memory
 
 REPO = Path(__file__).resolve().parent.parent

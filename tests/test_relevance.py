@@ -16,8 +16,8 @@ from conftest import trust_config
 
 from memindex import index, relevance
 from memindex.config import Config, parse_config
-from memindex.inject import candidate_pool, decide
-from memindex.sync import sync
+from memindex.policy.inject import candidate_pool, decide
+from memindex.index.sync import sync
 from test_hook import put
 from test_inject import project  # noqa: F401 (the fixture)
 

@@ -149,7 +149,7 @@ def test_kill9_watch_leaves_no_marker_that_blocks_the_next_watcher(ctx):
 
 def test_crash_after_commit_before_index_md_is_repaired_by_the_next_sync(ctx):
     """kill -9 between COMMIT and the index.md write: the next sync must rewrite index.md."""
-    from memindex import sync as sync_mod
+    from memindex.index import sync as sync_mod
     from memindex.config import load_config
 
     proj = project(ctx, "commit-crash", n_fill=20)
@@ -435,10 +435,10 @@ def test_fuzz_search_queries_are_inert(fuzz_store):
     from hypothesis import given
     from hypothesis import strategies as st
 
-    from memindex.recall import format_hits
+    from memindex.policy.recall import format_hits
     from memindex.config import Config
-    from memindex.inject import auto_inject
-    from memindex.query import search
+    from memindex.policy.inject import auto_inject
+    from memindex.retrieval.query import search
 
     conn = index.open_reader(fuzz_store.root)
     before = conn.execute("SELECT count(*), total(length(title)) FROM documents").fetchone()
@@ -468,8 +468,8 @@ def test_fuzz_hostile_titles_never_escape_the_block():
     from hypothesis import given
     from hypothesis import strategies as st
 
-    from memindex.hits import Hit
-    from memindex.render import memory_context
+    from memindex.retrieval.hits import Hit
+    from memindex.text.render import memory_context
 
     name = st.text(alphabet=st.characters(blacklist_characters="/\x00"), min_size=1, max_size=30)
     hit = st.builds(

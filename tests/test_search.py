@@ -14,9 +14,9 @@ from conftest import search_paths, write_mem
 from memindex import index
 from memindex.config import parse_config
 from memindex.defaults import CATEGORY_PRIORITY, FOLDERS
-from memindex.hits import Hit
-from memindex.query import Filters, Params, search
-from memindex.sync import sync
+from memindex.retrieval.hits import Hit
+from memindex.retrieval.query import Filters, Params, search
+from memindex.index.sync import sync
 
 # --- a shared store -------------------------------------------------------------------------
 
@@ -440,7 +440,7 @@ class TestReplacements:
 
     def _store(self, memory_root: Path) -> Path:
         from memindex.config import Config
-        from memindex.sync import sync
+        from memindex.index.sync import sync
 
         write_mem(memory_root, "decision", "celery-beat-schedules", "Use Celery beat for scheduled jobs",
                   ["celery", "beat"], {"status": "superseded", "context": "periodic tasks via celery beat",
@@ -462,14 +462,14 @@ class TestReplacements:
 
     def test_include_inactive_shows_the_retired_memory_itself(self, memory_root: Path) -> None:
         root = self._store(memory_root)
-        from memindex.query import Filters
+        from memindex.retrieval.query import Filters
 
         paths = search_paths(root, "celery beat periodic tasks", filters=Filters(include_inactive=True))
         assert paths[0] == "decisions/celery-beat-schedules.json"
 
     def test_a_reference_to_a_missing_or_retired_memory_adds_nothing(self, memory_root: Path) -> None:
         from memindex.config import Config
-        from memindex.sync import sync
+        from memindex.index.sync import sync
 
         root = self._store(memory_root)
         write_mem(root, "decision", "k8s-cronjobs", "Scheduled jobs run as Kubernetes CronJobs", ["kubernetes"],
@@ -481,7 +481,7 @@ class TestReplacements:
     def test_the_hook_injects_the_replacement(self, memory_root: Path) -> None:
         from memindex.config import Config
         from memindex.index import open_reader
-        from memindex.inject import auto_inject
+        from memindex.policy.inject import auto_inject
 
         root = self._store(memory_root)
         conn = open_reader(root)

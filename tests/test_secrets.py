@@ -1,5 +1,5 @@
 """Issue 24, finding 5: secrets stay out. The write path's save and update refuse
-token-shaped strings (memindex/write/secrets.py) naming the field and the kind, or redact
+token-shaped strings (memindex/store/secrets.py) naming the field and the kind, or redact
 them with --redact; `<private>` spans are never stored; a hand-written secret is flagged
 by sync and never reaches the index, index.md or the hook's line; derived files are no
 more readable than the memory files."""
@@ -17,9 +17,9 @@ import pytest
 from conftest import write_mem
 from memindex.config import Config
 from memindex.errors import SecretFound
-from memindex.sync import sync
+from memindex.index.sync import sync
 from memindex.write import save_memory, update_memory
-from memindex.write.secrets import find, redact_text, scrub
+from memindex.store.secrets import find, redact_text, scrub
 from stresskit.hostile_trust import SECRETS as SAMPLES, secret
 from test_hook import prompt_json, run_hook
 from test_write import memory, run

@@ -15,11 +15,11 @@ from conftest import bump_clock, run_cli, trust_config, write_json, write_mem
 from memindex import index
 from memindex.config import parse_config
 from memindex.index import vectors
-from memindex.query import Filters, search
+from memindex.retrieval.query import Filters, search
 from memindex.semantic import fusion
 from memindex.semantic import vectors as semvec
 from memindex.semantic.standin import DIM, HashingEmbedder
-from memindex.sync import sync
+from memindex.index.sync import sync
 
 HASHING = {"semantic": {"enabled": True, "model": "builtin:hashing"}}
 

@@ -11,9 +11,9 @@ from conftest import run_cli, trust_config, write_json, write_mem
 
 from memindex import index
 from memindex.config import parse_config
-from memindex.query import search
+from memindex.retrieval.query import search
 from memindex.semantic.fusion import InProcess, fused_search
-from memindex.sync import sync
+from memindex.index.sync import sync
 
 pytestmark = pytest.mark.model
 

@@ -7,9 +7,10 @@ import json
 import pytest
 
 from conftest import make_memory, write_json, write_mem, write_raw
-from memindex import schema, store
+from memindex.store import schema
+from memindex.store import files as store
 from memindex.defaults import CATEGORIES, CATEGORY_FOLDER
-from memindex.store import MemoryFileError, extract_body, load_memory, parse_json, read_bytes, to_memory
+from memindex.store.files import MemoryFileError, extract_body, load_memory, parse_json, read_bytes, to_memory
 
 RICH_CONTENT = {
     "session_summary": {

@@ -30,10 +30,10 @@ from conftest import (
     write_raw,
 )
 from memindex import index
-from memindex import sync as sync_mod
+from memindex.index import sync as sync_mod
 from memindex.config import parse_config
 from memindex.defaults import INDEX_FILE, INDEX_VERSION, LOCK_FILE
-from memindex.sync import LockTimeout, sync
+from memindex.index.sync import LockTimeout, sync
 
 QUERIES = ["postgres", "redis cache", "deploy rollback canary", "jwt token rotation", "note 7", "kafka"]
 
@@ -577,7 +577,7 @@ class TestRebuild:
             rest = cur.fetchall()
             assert [first[0]] + [r[0] for r in rest] == old_paths  # its snapshot is intact
             # the same connection then sees the rebuilt index
-            from memindex.query import search
+            from memindex.retrieval.query import search
 
             assert [h.path for h in search(conn, "zebra")] == ["runbooks/fresh.json"]
             count = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
@@ -705,7 +705,7 @@ class TestCorruptIndex:
             conn = index.open_reader(memory_root)
             # a reader that opened must not hand out a broken index: everything it reads works
             try:
-                from memindex.query import search
+                from memindex.retrieval.query import search
 
                 for q in QUERIES:
                     search(conn, q)
@@ -903,7 +903,7 @@ class TestConcurrency:
 def test_a_one_file_sync_on_a_missing_index_indexes_everything(memory_root):
     """sync(only=...) must not leave a recreated index with only that file in it."""
     from memindex.config import Config
-    from memindex.sync import sync
+    from memindex.index.sync import sync
 
     for i in range(3):
         write_mem(memory_root, "decision", f"d{i}", f"Decision {i}", ["x"])
@@ -922,7 +922,7 @@ def test_the_writer_lock_excludes_filelock_holders_without_importing_it(memory_r
 
     from filelock import FileLock, Timeout
 
-    from memindex import sync as sync_mod
+    from memindex.index import sync as sync_mod
 
     real_import = builtins.__import__
 

@@ -158,7 +158,7 @@ def test_thresholds_at_zero_change_nothing_the_hook_injects_until_trusted(projec
     for i in range(8):  # weak matches the defaults keep out
         put(root, "runbook", f"weak-{i}", f"Webhook retry note {i}", ["misc"], "webhook retries")
     from memindex.config import Config
-    from memindex.sync import sync
+    from memindex.index.sync import sync
 
     sync(root, Config())
     prompt = prompt_json(project, "stripe webhooks keep failing with a 400 signature error in staging")

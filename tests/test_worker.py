@@ -23,10 +23,10 @@ from conftest import trust_config
 
 from memindex import index
 from memindex.config import load_config
-from memindex.inject import Dense, decide
+from memindex.policy.inject import Dense, decide
 from memindex.runtime import SUN_PATH_MAX
 from memindex.semantic import client, process
-from memindex.sync import sync
+from memindex.index.sync import sync
 
 REPO = Path(__file__).resolve().parent.parent
 HOOK = REPO / "hooks" / "memindex_hook.py"

@@ -29,10 +29,10 @@ from memindex import cli, index
 from memindex.cli.main import EXIT_CODES, EXIT_CONFLICT
 from memindex.config import Config, load_config, parse_config
 from memindex.errors import HashConflict, InvalidMemory, MemoryExists, MemoryNotFound, UsageError, WriteError
-from memindex.files import create_exclusive
-from memindex.query import Filters, search
-from memindex.schema import validate_memory
-from memindex.sync import sync, writer_lock
+from memindex.store.atomic import create_exclusive
+from memindex.retrieval.query import Filters, search
+from memindex.store.schema import validate_memory
+from memindex.index.sync import sync, writer_lock
 from memindex.write import (
     find_candidate,
     gc,
@@ -1100,7 +1100,7 @@ def test_retire_replaced_by_hands_searches_to_the_replacement(tmp_path):
     data = _json.loads((root / "decisions" / "use-celery-beat-for-scheduled-jobs.json").read_text())
     assert data["retired_reason"] == "duplicate reminders (replaced by decisions/scheduled-jobs-run-as-kubernetes-cronjobs)"
     from memindex.index import open_reader
-    from memindex.query import search
+    from memindex.retrieval.query import search
 
     conn = open_reader(root)
     try:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import time
 
-from .. import rootfs
+from ..store import rootfs
 from ..defaults import ASKED_MAX_BYTES, ASKED_MAX_TOPICS, ASKED_TTL_S
 from ..errors import UnsafeFile
 from ..lean import dumps, loads

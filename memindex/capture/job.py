@@ -14,7 +14,7 @@ import os
 import time
 from typing import Any
 
-from .. import rootfs
+from ..store import rootfs
 from ..config import Config
 from ..errors import UnsafeFile
 from .parse import read_transcript
@@ -39,7 +39,7 @@ def capture_transcript(root: str, cfg: Config, transcript: str, *, dry_run: bool
 
 
 def _acquire(lock: str) -> int | None:
-    from ..rootfs import try_lock
+    from ..store.rootfs import try_lock
 
     fd = rootfs.open_fd(lock, os.O_RDWR | os.O_CREAT, 0o600)
     deadline = time.monotonic() + LOCK_TRIES_S

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from ..defaults import CAPTURE_TRANSCRIPT_MAX_BYTES
 from ..lean import loads
-from ..transcript import user_text
+from ..policy.transcript import user_text
 
 FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 _MAX_ITEMS = 2_000  # of each list kept while reading (the summary keeps far fewer)

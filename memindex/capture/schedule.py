@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from .. import rootfs
+from ..store import rootfs
 from ..runtime import name_hash, private_dir
 
 SESSION_ID_MAX = 200
@@ -40,7 +40,7 @@ def valid_request(data: dict) -> tuple[str, str] | None:
 
 def busy(lock: str) -> bool:
     """Whether a capture job holds the session's lock now."""
-    from ..rootfs import try_lock
+    from ..store.rootfs import try_lock
 
     fd = rootfs.open_fd(lock, os.O_RDWR | os.O_CREAT, 0o600)
     try:

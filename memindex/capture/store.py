@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .. import rootfs
+from ..store import rootfs
 from ..config import Config
 from ..defaults import CAPTURE_FOLDER, CATEGORY_FOLDER, FOLDERS
 from ..errors import UnsafeFile, WriteError
-from ..paths import inside
+from ..store.paths import inside
 
 CATEGORY = "session_summary"
 FOLDERS_OF_CATEGORY = tuple(f for f, c in FOLDERS.items() if c == CATEGORY)
@@ -55,7 +55,7 @@ def plan_write(root: str | os.PathLike[str], cfg: Config, memory: dict[str, Any]
     new session, ("update", path, patch) for one already written (its content keys that
     the new summary lacks are removed), or the final answer {status: skipped, reason} for
     a summary the user retired or archived (capture never brings it back)."""
-    from ..store import parse_json, read_bytes
+    from ..store.files import parse_json, read_bytes
 
     rel = existing(root, memory["id"])
     if rel is None:

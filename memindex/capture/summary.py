@@ -27,7 +27,7 @@ from typing import Any
 from ..defaults import CAPTURE_SOURCE_KIND, CAPTURE_TAG, SUMMARY_MAX_BYTES, TITLE_MAX
 from ..write.validate import iso, parse_utc, slugify
 from .parse import Command, Session
-from .ids import summary_id
+from ..store.ids import summary_id
 
 GOAL_CHARS = 1_500
 REQUEST_CHARS = 800

@@ -24,7 +24,14 @@ from __future__ import annotations
 
 import os
 
-from ..defaults import SAVE_PROMPT_TOPICS, SAVE_PROMPTS_PER_SESSION, TOPIC_KEY_WORD_CHARS, TOPIC_KEY_WORDS, TOPIC_MAX_CHARS
+from ..defaults import (
+    DATA_DIR,
+    SAVE_PROMPT_TOPICS,
+    SAVE_PROMPTS_PER_SESSION,
+    TOPIC_KEY_WORD_CHARS,
+    TOPIC_KEY_WORDS,
+    TOPIC_MAX_CHARS,
+)
 from ..lean import dumps, loads
 
 _DATA: dict | None = None
@@ -50,7 +57,7 @@ def data() -> dict:
     """triage.json, read once: {"categories": [Category], "skip", "same_topic", "stopwords"}."""
     global _DATA
     if _DATA is None:
-        with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "triage.json"), "rb") as fh:
+        with open(os.path.join(DATA_DIR, "triage.json"), "rb") as fh:
             raw = loads(fh.read())
         _DATA = {
             "categories": [Category(k, v) for k, v in raw.items() if not k.startswith("_")],
@@ -283,7 +290,7 @@ def stop_decision(payload: dict) -> str:
 
     turn = latest_turn(payload.get("transcript_path"), payload.get("last_assistant_message"))
     if not turn.user:  # Claude Code writes the transcript lazily: the prompt hook's memo has the prompt
-        from ..memo import recall
+        from ..policy.memo import recall
 
         left = recall(payload.get("session_id"))
         if left and left.get("prompt"):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..defaults import TOOL_RESULT_CHARS, TOOL_RESULTS_MAX, TURN_MAX_BYTES, TURN_TAIL_BYTES
 from ..lean import loads
-from ..transcript import read_tail, user_text
+from ..policy.transcript import read_tail, user_text
 
 # What shows that the model saved or updated a memory during the turn (Bash commands and
 # the Skill tool's argument): the triage then has nothing to ask.

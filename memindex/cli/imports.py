@@ -54,7 +54,7 @@ def _paths(values: list[str] | None, what: str, folder: bool) -> list[Path]:
 def _run(args: argparse.Namespace, root: str, cfg: Config, kind: str, planner) -> int:
     """Plan with `planner(report)`, apply, print; 1 when something was skipped."""
     from ..importers.engine import Report, apply
-    from ..paths import shown_path as shown  # labels are a repository's file names: escaped, one line each
+    from ..text.render import shown_path as shown  # labels are a repository's file names: escaped, one line each
 
     as_json, quiet = getattr(args, "json", False), getattr(args, "quiet", False)
     report = Report(kind, args.dry_run)

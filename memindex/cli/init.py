@@ -33,8 +33,8 @@ def _store_above(project: Path) -> Path | None:
 
 def cmd_init(args: argparse.Namespace, root: str | None, cfg: Config) -> int:
     """Create .claude/memory (folders, commented config), build its index, show the rules."""
-    from ..scaffold import add_permissions, init_project, permission_rules
-    from ..sync import sync
+    from ..store.scaffold import add_permissions, init_project, permission_rules
+    from ..index.sync import sync
 
     project = Path(os.path.abspath(args.root or os.getcwd()))
     if project.parts[-2:] == MEMORY_DIR:

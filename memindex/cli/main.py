@@ -173,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.root_path = None
     try:
         if COMMANDS[args.command][2]:
-            from ..paths import find_root
+            from ..store.paths import find_root
 
             root = find_root(args.root, explicit=args.root is not None)
             args.root_path = root

@@ -19,7 +19,7 @@ def cmd_mcp(args: argparse.Namespace, root: str | None, cfg: Config) -> int:
     """Run the server until the client closes stdin. A project without .claude/memory yet
     still gets a server: its tools say to run `memindex init` until there is one."""
     from ..errors import RootNotFound
-    from ..paths import find_root
+    from ..store.paths import find_root
 
     try:
         from ..mcp.server import serve

@@ -35,8 +35,8 @@ def register(add: AddParser) -> None:
 
 def cmd_search(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Ranked memories for a query: a compact list, or JSON."""
-    from ..paths import display_prefix
-    from ..recall import format_hits, hit_json, search_hits
+    from ..store.paths import display_prefix
+    from ..policy.recall import format_hits, hit_json, search_hits
 
     hits = search_hits(
         root, cfg, clean_arg(" ".join(args.query)) or "",
@@ -46,7 +46,7 @@ def cmd_search(args: argparse.Namespace, root: str, cfg: Config) -> int:
     )
     prefix = display_prefix(root)
     if args.json:
-        from ..store import read_source
+        from ..store.files import read_source
 
         max_bytes = int(cfg["index.max_file_bytes"])
         emit_json([{**hit_json(h, prefix), "source": read_source(root, h.path, max_bytes)} for h in hits])
@@ -59,7 +59,7 @@ def cmd_search(args: argparse.Namespace, root: str, cfg: Config) -> int:
 def _attention(root: str) -> None:
     """One stderr line naming memory files that are invalid, ignored, misplaced,
     duplicated or renamed by hand (`health.attention`), if any."""
-    from ..health import attention
+    from ..index.health import attention
 
     note = attention(root)
     if note:
@@ -69,8 +69,8 @@ def _attention(root: str) -> None:
 def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """What the prompt hook would inject for a prompt, and the rule that kept or dropped
     each memory it considered, with the setting to change."""
-    from ..paths import shown_path
-    from ..recall import explain
+    from ..text.render import shown_path
+    from ..policy.recall import explain
 
     file = clean_arg(args.file)
     answer = explain(root, cfg, clean_arg(" ".join(args.prompt)) or "", file=file, allow_sync=not args.no_sync)

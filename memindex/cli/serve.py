@@ -54,7 +54,7 @@ class _Log:
         with self._lock:
             try:
                 if not self.foreground:
-                    from .. import rootfs
+                    from ..store import rootfs
 
                     rootfs.write(self.path, (line + "\n").encode("utf-8", "replace"), append=True)
                 else:

@@ -19,11 +19,12 @@ def register(add: AddParser) -> None:
 
 def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Counts, index size, last sync, staleness."""
-    from .. import health, index
+    from .. import index
+    from ..index import health
     from ..index import reads
-    from ..store import refusals, walk
-    from ..sync import pending
-    from ..watch.marker import watcher_pid
+    from ..store.files import refusals, walk
+    from ..index.sync import pending
+    from ..store.marker import watcher_pid
     from .main import EXIT_NO_INDEX
 
     path = index.index_path(root)
@@ -93,7 +94,7 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
 
 def _print_refused(refused: dict[str, str]) -> None:
     """What the owner and mode rule kept out of the index, and why."""
-    from ..paths import shown_path
+    from ..text.render import shown_path
 
     if refused:
         print(f"refused:  {len(refused)} (another user owns them or may write to them)")

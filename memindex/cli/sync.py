@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..config import Config
-from ..paths import shown_path
+from ..text.render import shown_path
 from ._common import AddParser, emit_json, err, lock_option
 
 
@@ -38,7 +38,7 @@ def cmd_rebuild(args: argparse.Namespace, root: str, cfg: Config) -> int:
 
 
 def _run(args: argparse.Namespace, root: str, cfg: Config, rebuild: bool) -> int:
-    from ..sync import sync
+    from ..index.sync import sync
 
     report = sync(
         root,

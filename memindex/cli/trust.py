@@ -25,14 +25,15 @@ def register(add: AddParser) -> None:
 
 
 def _root(args: argparse.Namespace) -> str:
-    from ..paths import find_root
+    from ..store.paths import find_root
 
     return find_root(args.root, explicit=args.root is not None)
 
 
 def cmd_trust(args: argparse.Namespace, root: str | None, cfg: Config) -> int:
     """Trust, revoke, or show the trust of project configs."""
-    from .. import rootfs, trust
+    from .. import trust
+    from ..store import rootfs
     from ..config import load_config
     from ..defaults import CONFIG_FILE
 
@@ -87,7 +88,8 @@ def status_line(cfg: Config, exists: bool, state: str | None) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from .. import rootfs, trust
+    from .. import trust
+    from ..store import rootfs
     from ..errors import UnsafeFile
 
     rows = []

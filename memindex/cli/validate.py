@@ -23,9 +23,10 @@ def register(add: AddParser) -> None:
 def cmd_validate(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Check every memory file against schema 1.0; exit 1 if any is invalid."""
     from ..errors import MemoryFileError
-    from ..paths import display_prefix, shown_path
-    from ..schema import validate_memory
-    from ..store import parse_json, read_bytes, walk
+    from ..store.paths import display_prefix
+    from ..text.render import shown_path
+    from ..store.schema import validate_memory
+    from ..store.files import parse_json, read_bytes, walk
 
     walk_problems: dict[str, str] = {}
     files = walk(root, walk_problems)
@@ -70,7 +71,7 @@ def _stray_files(root: str) -> list[str]:
 
 def cmd_schema(args: argparse.Namespace, root: str | None, cfg: Config) -> int:
     """Print the JSON Schema of memory files (one category, or all)."""
-    from ..schema import all_schemas, memory_schema
+    from ..store.schema import all_schemas, memory_schema
 
     print(json.dumps(memory_schema(args.category) if args.category else all_schemas(), indent=2))
     return 0

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..config import Config
 from ..errors import MemoryFileError, UsageError, WriteError
-from ..store import parse_json
+from ..store.files import parse_json
 from ..write import TRANSITIONS, gc, normalize_hash, save_memory, set_status, update_memory
 from ._common import AddParser, arg_type, category_option, emit_json, err, lock_option
 

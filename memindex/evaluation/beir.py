@@ -16,8 +16,8 @@ from pathlib import Path
 
 from memindex import index
 from memindex.config import Config
-from memindex.query import Params, search
-from memindex.sync import sync
+from memindex.retrieval.query import Params, search
+from memindex.index.sync import sync
 
 from .metrics import evaluate, table, write_memory
 

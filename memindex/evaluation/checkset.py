@@ -3,7 +3,7 @@
     python -m memindex.evaluation.checkset evalsets/harbor
 
 A set is a folder with `.claude/memory/<folder>/<id>.json` and `queries.json` (format:
-evalsets/harbor/README.md). Each memory must pass memindex.schema.validate_memory, the
+evalsets/harbor/README.md). Each memory must pass memindex.store.schema.validate_memory, the
 product's own validation, and the set's conventions on top of it: complete records (every
 field the schema defines, no other), 40-250 words of content, 2-6 distinct tags, timestamps
 inside the set's date range, lifecycle fields that agree with record_status. The queries
@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 
 from memindex.defaults import CAPTURE_FOLDER, CATEGORY_FOLDER, FOLDERS
-from memindex.schema import memory_schema, validate_memory
+from memindex.store.schema import memory_schema, validate_memory
 
 KINDS = (
     "category-specific", "cross-category", "specific", "vague", "follow-up", "negative", "paraphrase",

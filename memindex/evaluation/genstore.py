@@ -31,27 +31,8 @@ from pathlib import Path
 
 from memindex.defaults import CATEGORY_FOLDER, SCHEMA_VERSION
 
-from .gencontent import (
-    MAX_WORDS,
-    MIN_WORDS,
-    SPECS,
-    build_content,
-    make_title,
-    sentence,
-    with_enums,
-    word_count,
-)
-from .genvocab import (
-    CAT_TAGS,
-    PREF_THEME,
-    T_END,
-    T_SPAN,
-    T_START,
-    TAGS_GENERAL,
-    file_path,
-    make_topic,
-    slug,
-)
+from .gencontent import MAX_WORDS, MIN_WORDS, SPECS, build_content, make_title, sentence, with_enums, word_count
+from .genvocab import CAT_TAGS, PREF_THEME, T_END, T_SPAN, T_START, TAGS_GENERAL, file_path, make_topic, slug
 
 # category mix (percent)
 CATEGORY_MIX = [

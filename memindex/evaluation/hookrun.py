@@ -34,8 +34,8 @@ from pathlib import Path
 from memindex import index
 from memindex.config import Config
 from memindex.trust import ENV_CONFIG
-from memindex.sync import sync
-from memindex.transcript import injected_paths
+from memindex.index.sync import sync
+from memindex.policy.transcript import injected_paths
 
 from .bench import hook_command, percentiles, settle, wait_for
 from .memory import SEMANTIC_CFG, Strategy, earlier_turns, inject_metrics

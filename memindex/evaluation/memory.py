@@ -21,13 +21,13 @@ from ir_measures import RR, R, nDCG
 
 from memindex import index
 from memindex.config import Config, parse_config
-from memindex.inject import auto_inject
-from memindex.prompt import enrich
-from memindex.legacy import match as legacy_match
-from memindex.query import Filters, Params, search
-from memindex.render import memory_context
-from memindex.sync import sync
-from memindex.transcript import recent_user_turns
+from memindex.policy.inject import auto_inject
+from memindex.policy.prompt import enrich
+from memindex.retrieval.legacy import match as legacy_match
+from memindex.retrieval.query import Filters, Params, search
+from memindex.text.render import memory_context
+from memindex.index.sync import sync
+from memindex.policy.transcript import recent_user_turns
 
 from .metrics import evaluate, table
 from .sets import add_questions, copy_store
@@ -117,8 +117,8 @@ class Strategy:
     def worker_view(self, conn, prompt: str, turns: list[str]):
         """What the resident worker would tell the hook (the same model, in this process)."""
         from memindex.defaults import DENSE_K
-        from memindex.inject import Dense
-        from memindex.prompt import dense_text
+        from memindex.policy.inject import Dense
+        from memindex.policy.prompt import dense_text
 
         channel, text = self.dense(conn), dense_text(prompt, turns, self.cfg)
         return lambda rowids: Dense(channel.cosines(text, rowids), channel(text, None, False, DENSE_K) or [])

@@ -16,11 +16,11 @@ from pathlib import Path
 
 from memindex import index
 from memindex.config import parse_config
-from memindex.inject import candidate_pool, decide, with_nearest
-from memindex.intent import intents_of
-from memindex.query import Params
+from memindex.policy.inject import candidate_pool, decide, with_nearest
+from memindex.policy.intent import intents_of
+from memindex.retrieval.query import Params
 from memindex.relevance import features
-from memindex.sync import sync
+from memindex.index.sync import sync
 
 from .memory import NOW, Strategy, earlier_turns, inject_metrics
 from .sets import Store, is_holdout
@@ -90,8 +90,8 @@ RANK_DEPTH = 10  # search ranks the word matches and this many nearest memories 
 
 def _rankings(conn, p: Prompt, prompt: str, turns: list[str], cfg, params: Params, strategy: Strategy, dense) -> None:
     """The search rankings of one prompt (see `Prompt.search`)."""
-    from memindex.prompt import enrich
-    from memindex.query import Filters, search
+    from memindex.policy.prompt import enrich
+    from memindex.retrieval.query import Filters, search
     from memindex.semantic.fusion import fused_search
 
     text, filters, channel = enrich(prompt, turns, cfg), Filters.from_config(cfg), strategy.dense(conn)

@@ -23,10 +23,10 @@ from pathlib import Path
 from memindex import index
 from memindex.config import Config, parse_config
 from memindex.defaults import FILES_TAIL_BYTES
-from memindex.inject import decide
-from memindex.render import memory_context
-from memindex.sync import sync
-from memindex.transcript import read_session, recent_user_turns
+from memindex.policy.inject import decide
+from memindex.text.render import memory_context
+from memindex.index.sync import sync
+from memindex.policy.transcript import read_session, recent_user_turns
 
 from .memory import NOW
 from .metrics import table
@@ -115,9 +115,9 @@ def evaluate_file_hook(names: tuple[str, ...] = ENGINEERING_SETS, out=print) -> 
     adds what is anchored to it and fits the prompt, minus what this turn already showed.
     Per set and slice: prompts, memories added, their precision, and grade-2 recall over
     those prompts before and after (`python scripts/eval_memory.py --file-hook`)."""
-    from memindex.inject import on_file
-    from memindex.prompt import files_named
-    from memindex.transcript import Session
+    from memindex.policy.inject import on_file
+    from memindex.policy.prompt import files_named
+    from memindex.policy.transcript import Session
 
     from .sets import is_holdout
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from memindex import index
 from memindex.config import Config
-from memindex.sync import sync
+from memindex.index.sync import sync
 
 from .memory import SEMANTIC_CFG, Strategy, inject_metrics, run, search_metrics
 from .metrics import table

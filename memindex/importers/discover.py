@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..errors import WriteError
-from ..paths import shown_path
+from ..text.render import shown_path
 from . import adr, claude_md, claude_memory
 from .notes import from_sections
 from .source import read_text, source_path

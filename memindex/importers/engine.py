@@ -20,7 +20,7 @@ from typing import Any
 from ..config import Config
 from ..defaults import CATEGORY_FOLDER, FOLDERS, IMPORT_BATCH, IMPORT_PROGRESS_MIN
 from ..errors import LockTimeout, MemindexError, MemoryFileError, WriteError
-from ..store import parse_json, read_bytes, walk
+from ..store.files import parse_json, read_bytes, walk
 from ..write import display, save_memories, set_status, update_memory
 from .source import alternate_id, same_origin
 

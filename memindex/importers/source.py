@@ -14,7 +14,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from .. import rootfs
+from ..store import rootfs
 from ..defaults import ID_MAX, IMPORT_MAX_SOURCE_BYTES
 from ..errors import UnsafeFile, WriteError
 from ..write import slugify

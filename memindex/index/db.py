@@ -5,13 +5,9 @@ from __future__ import annotations
 import os
 import time
 
-from ..defaults import (
-    FOLDERS,
-    INDEX_FILE,
-    INDEX_VERSION,
-    TOKENIZER,
-)
-from .. import provenance, rootfs
+from ..defaults import PACKAGE_DIR, FOLDERS, INDEX_FILE, INDEX_VERSION, TOKENIZER
+from . import provenance
+from ..store import rootfs
 from ..errors import IndexTooNew, IndexUnavailable, UnsafeFile
 from ..lean import loads, sqlite3
 
@@ -52,7 +48,7 @@ CREATE INDEX tag_index_doc ON tag_index(doc);
 CREATE TABLE file_index(name TEXT NOT NULL, file TEXT NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY (name, file, doc)) WITHOUT ROWID;
 CREATE INDEX file_index_doc ON file_index(doc);
 CREATE VIRTUAL TABLE fts USING fts5(title, tags, body, kind, questions, tokenize='{TOKENIZER}');
--- Text without spaces (CJK) as bigrams, for the memories that have some (memindex/cjk.py).
+-- Text without spaces (CJK) as bigrams, for the memories that have some (memindex/text/cjk.py).
 CREATE VIRTUAL TABLE fts_cjk USING fts5(title, tags, body, questions, tokenize='{TOKENIZER}');
 CREATE TABLE vectors(doc INTEGER PRIMARY KEY, vec BLOB NOT NULL);
 """
@@ -159,7 +155,7 @@ def _open_ro(path: str, uri: str, busy_ms: int) -> sqlite3.Connection:
 
 
 def _build_id(conn: sqlite3.Connection) -> str | None:
-    """The index's build id (`memindex.provenance`), or None (no meta table, no id)."""
+    """The index's build id (`memindex.index.provenance`), or None (no meta table, no id)."""
     try:
         row = conn.execute("SELECT value FROM meta WHERE key = 'build_id'").fetchone()
     except sqlite3.OperationalError as exc:
@@ -263,7 +259,7 @@ def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str |
     wrong-version index is recreated in place (one transaction, readers unharmed); a file
     that is not a database is replaced.
     """
-    from .. import rootfs
+    from ..store import rootfs
 
     path = index_path(root)
     _check_files(path)
@@ -328,7 +324,7 @@ def built_by() -> dict[str, object]:
     from .. import __version__
 
     return {"version": __version__, "index_version": INDEX_VERSION,
-            "location": os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))}
+            "location": os.path.dirname(PACKAGE_DIR)}
 
 
 def too_new(conn: sqlite3.Connection, path: str, version: int) -> IndexTooNew:

@@ -41,7 +41,7 @@ def sample_matches(
     conn: sqlite3.Connection, expression: str, sample: int, spaceless: bool = False
 ) -> tuple[int, int | None]:
     """(matches among the first `sample`, the largest rowid among them), in `fts` or, with
-    `spaceless`, in `fts_cjk` (the bigrams of text without spaces, memindex/cjk.py)."""
+    `spaceless`, in `fts_cjk` (the bigrams of text without spaces, memindex/text/cjk.py)."""
     if spaceless:
         sql = "SELECT count(*), max(rowid) FROM (SELECT rowid FROM fts_cjk WHERE fts_cjk MATCH ? LIMIT ?)"
     else:

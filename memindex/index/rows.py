@@ -6,17 +6,18 @@ import json
 import sqlite3
 from collections.abc import Iterable
 
-from ..cjk import segment
+from ..text.cjk import segment
 from ..defaults import CATEGORY_PRIORITY, CATEGORY_WORDS, FILES_INDEX_MAX
-from ..paths import FileStat, safe_relpath
-from ..render import memory_line
+from ..store.paths import FileStat
+from ..text.render import safe_relpath
+from ..text.render import memory_line
 from .db import _create
 from .reads import file_key
 from .vectors import delete as delete_vectors, has as has_vector, indexed_text
 
 TYPE_CHECKING = False  # typing costs the hook 3 ms to import; annotations only
 if TYPE_CHECKING:
-    from ..store import Memory
+    from ..store.files import Memory
 
 PREFIX_MARK = "\x00"  # stands for the display prefix in stored index.md lines
 
@@ -81,7 +82,7 @@ def upsert(conn: sqlite3.Connection, mem: "Memory", st: FileStat) -> bool:
         (rowid, mem.title, " ".join(mem.tags), body, CATEGORY_WORDS.get(mem.category, ""), questions),
     )
     spaceless = (segment(mem.title), segment(" ".join(mem.tags)), segment(body), segment(questions))
-    if any(spaceless):  # CJK text: its bigrams in the second table (memindex/cjk.py)
+    if any(spaceless):  # CJK text: its bigrams in the second table (memindex/text/cjk.py)
         conn.execute("INSERT INTO fts_cjk(rowid, title, tags, body, questions) VALUES (?,?,?,?,?)", (rowid, *spaceless))
     conn.execute("DELETE FROM tag_index WHERE doc = ?", (rowid,))
     conn.executemany("INSERT OR IGNORE INTO tag_index(tag, doc) VALUES (?, ?)", [(t, rowid) for t in mem.tags])

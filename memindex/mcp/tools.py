@@ -1,4 +1,4 @@
-"""What each MCP tool does, as plain methods over the engine (memindex.recall for reading,
+"""What each MCP tool does, as plain methods over the engine (memindex.policy.recall for reading,
 memindex.write for writing): the same functions `memindex search|explain|save|update|
 retire` call, with the CLI's rules (sync before reading when the index is stale, the
 write path's validation, secret refusal and lock). No SDK here: memindex/mcp/server.py
@@ -15,7 +15,7 @@ from typing import Any
 
 from ..config import Config, load_config
 from ..errors import RootNotFound
-from ..paths import project_of
+from ..store.paths import project_of
 
 
 def _json(value: object) -> str:
@@ -32,7 +32,7 @@ class Memories:
         self._warned: tuple[str, ...] = ()
 
     def _context(self) -> tuple[str, Config]:
-        from ..paths import find_root
+        from ..store.paths import find_root
 
         if self._root is None:
             try:
@@ -42,7 +42,7 @@ class Memories:
         cfg = load_config(self._root)
         if tuple(cfg.warnings) != self._warned:  # said once, not on every call
             self._warned = tuple(cfg.warnings)
-            from ..recall import warn
+            from ..policy.recall import warn
 
             for warning in cfg.warnings:
                 warn(f"config: {warning}")
@@ -52,8 +52,8 @@ class Memories:
 
     def search(self, query: str, limit: int | None = None, category: str | None = None,
                include_inactive: bool = False) -> str:
-        from ..paths import display_prefix
-        from ..recall import format_hits, search_hits
+        from ..store.paths import display_prefix
+        from ..policy.recall import format_hits, search_hits
 
         root, cfg = self._context()
         categories = (_category(category),) if category else ()
@@ -61,20 +61,20 @@ class Memories:
         return format_hits(hits, display_prefix(root)) or "no memory matches; try other words"
 
     def get(self, path: str) -> str:
-        from ..recall import read_memory
+        from ..policy.recall import read_memory
 
         root, cfg = self._context()
         return _json(read_memory(root, cfg, path))
 
     def recent_sessions(self, limit: int = 3) -> str:
-        from ..paths import display_prefix
-        from ..recall import format_hits, recent_sessions
+        from ..store.paths import display_prefix
+        from ..policy.recall import format_hits, recent_sessions
 
         root, cfg = self._context()
         return format_hits(recent_sessions(root, cfg, limit), display_prefix(root)) or "no session summary yet"
 
     def explain(self, prompt: str) -> str:
-        from ..recall import explain
+        from ..policy.recall import explain
 
         root, cfg = self._context()
         return _json(explain(root, cfg, prompt))

@@ -13,21 +13,21 @@ from __future__ import annotations
 import math
 import os
 
-from ..defaults import CATEGORY_PRIORITY, COVERAGE_TERMS
+from ..defaults import CATEGORY_PRIORITY, COVERAGE_TERMS, DATA_DIR
 from ..index.reads import IN_LIST, json_list
 from ..lean import loads
-from ..query import coverage
+from ..retrieval.query import coverage
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from datetime import datetime
 
     from ..config import Config
-    from ..hits import Hit
-    from ..inject import Dense, Outcome, Pool
+    from ..retrieval.hits import Hit
+    from ..policy.inject import Dense, Outcome, Pool
     from ..lean import sqlite3
 
-WEIGHTS_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "relevance.json")
+WEIGHTS_FILE = os.path.join(DATA_DIR, "relevance.json")
 
 # What each feature means, in words `memindex explain` can show.
 DESCRIBE: dict[str, str] = {

@@ -254,13 +254,13 @@ def session_parent() -> int:
 
 def running_pid(root: str | os.PathLike[str]) -> int | None:
     """The pid of the live worker of `root` (it holds the marker's lock), or None."""
-    from ..watch.marker import owner_pid
+    from ..store.marker import owner_pid
 
     return owner_pid(os.path.join(os.fspath(root), SERVE_MARKER))  # type: ignore[arg-type]
 
 
 def _log(root: str, line: str) -> None:
-    from .. import rootfs
+    from ..store import rootfs
 
     try:
         rootfs.write(os.path.join(root, LOG_FILE), f"memindex: {line}\n".encode(), append=True)
@@ -279,7 +279,7 @@ def start(root: str | os.PathLike[str], parent_pid: int | None = None) -> None:
             if parent_pid:
                 _request(root, {"op": "adopt", "pid": int(parent_pid)}, 0.1)
             return
-        from .. import rootfs
+        from ..store import rootfs
 
         if rootfs.single_flight(os.path.join(root, SERVE_SPAWN_MARKER), SPAWN_GUARD_S, FAIL_BACKOFF_S):
             _spawn(root, parent_pid)
@@ -292,7 +292,7 @@ def restart(root: str | os.PathLike[str], parent_pid: int | None = None) -> None
     guard file is looked at first, so that within SPAWN_GUARD_S of the last start (or
     during a back-off) this costs one lstat."""
     try:
-        from ..rootfs import expired
+        from ..store.rootfs import expired
 
         if not expired(os.lstat(os.path.join(os.fspath(root), SERVE_SPAWN_MARKER)).st_mtime, SPAWN_GUARD_S, FAIL_BACKOFF_S):
             return

@@ -24,9 +24,9 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 
-from ..hits import Hit
+from ..retrieval.hits import Hit
 from ..index import reads, vectors
-from ..query import Filters, Params, replace_inactive, search, where_clause
+from ..retrieval.query import Filters, Params, replace_inactive, search, where_clause
 from .matrix import Snapshot, load_snapshot
 
 TYPE_CHECKING = False

@@ -43,7 +43,7 @@ class Parents:
         self._lock = threading.Lock()
 
     def add(self, pid: int) -> bool:
-        from ..watch.marker import pid_alive
+        from ..store.marker import pid_alive
 
         if not (0 < pid < 2**31) or pid == os.getpid() or not pid_alive(pid):
             return False
@@ -56,7 +56,7 @@ class Parents:
         return True
 
     def all_gone(self) -> bool:
-        from ..watch.marker import pid_alive
+        from ..store.marker import pid_alive
 
         with self._lock:
             if not self.known:
@@ -85,7 +85,7 @@ def semantic_setting(root: str) -> tuple[bool, str] | None:
 def back_off(root: str, seconds: float) -> None:
     """Keep the hooks from starting a worker that cannot start for `seconds` (the spawn
     guard's mtime, set in the future)."""
-    from .. import rootfs
+    from ..store import rootfs
 
     try:
         fd = rootfs.open_fd(os.path.join(root, SERVE_SPAWN_MARKER), os.O_WRONLY | os.O_CREAT, 0o644)

@@ -15,7 +15,7 @@ import re
 import zlib
 from collections.abc import Sequence
 
-from ..text import STOP_WORDS
+from ..text.words import STOP_WORDS
 
 NAME = "builtin:hashing"
 DIM = 384

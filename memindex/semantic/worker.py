@@ -5,7 +5,7 @@ protocol and the socket's place are in `memindex.semantic.client`.
 
 Lifecycle:
 
-* single instance: an exclusive flock on `<root>/.serve.pid` (`watch.marker.Marker`); a
+* single instance: an exclusive flock on `<root>/.serve.pid` (`store.marker.Marker`); a
   second worker for the same root exits 0 at once, naming the first;
 * the model is loaded and the vectors read before the socket exists: a client never waits
   on a worker that is still loading, it finds no socket and answers lexically;
@@ -314,7 +314,7 @@ def run(root: str, model: str, idle_exit_s: float, parents: list[int], log: Log,
     clean up. Returns the exit code: 0 (stopped, or another worker serves the root), 1 (it
     could not start: no model, an unsafe socket folder, a marker it cannot create)."""
     from ..errors import MemindexError, WatcherRunning
-    from ..watch.marker import Marker
+    from ..store.marker import Marker
 
     marker = Marker(root, SERVE_MARKER)
     try:

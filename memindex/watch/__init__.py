@@ -5,11 +5,10 @@
 * `events`: which file events count, and how they are batched;
 * `mounts`: where native file events do not arrive (WSL /mnt drives, SMB, NFS, VM shares);
 * `poll`: the scanner that polls there instead, at a bounded cost;
-* `marker`: the pid marker `<root>/.watch.pid`, read by `status` and the prompt hook.
 
-The command is `memindex.cli.watch`. This package imports nothing up front: the prompt hook
-loads `marker` alone (standard library only), and the names below load their module on
-first use. watchdog is imported inside functions only: other commands do not pay for it.
+The command is `memindex.cli.watch`. Its pid marker `<root>/.watch.pid`, read by `status` and
+the prompt hook, is `memindex.store.marker`. This package imports nothing up front: the names
+below load their module on first use. watchdog is imported inside functions only: other commands do not pay for it.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from ..lazy import exports
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .events import Batch
-    from .marker import Marker, marker_path, pid_alive, watcher_pid
     from .mounts import mount_of, needs_polling, read_mounts
     from .poll import PollScanner, Snapshot
     from .watcher import Log, Watcher
@@ -28,16 +26,12 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "Batch": "events",
     "Log": "watcher",
-    "Marker": "marker",
     "PollScanner": "poll",
     "Snapshot": "poll",
     "Watcher": "watcher",
-    "marker_path": "marker",
     "mount_of": "mounts",
     "needs_polling": "mounts",
-    "pid_alive": "marker",
     "read_mounts": "mounts",
-    "watcher_pid": "marker",
 }
 __all__ = sorted(_EXPORTS)
 

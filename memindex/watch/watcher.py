@@ -1,14 +1,14 @@
 """The watcher: keep the index of one memory root fresh while its files change.
 
 One long-running process per memory root (the pid marker `<root>/.watch.pid`, see
-`memindex.watch.marker`). It watches the root recursively with `watchdog`, so category
+`memindex.store.marker`). It watches the root recursively with `watchdog`, so category
 folders that are deleted and created again are seen, and turns the file events that
 `memindex.watch.events` accepts and batches into incremental syncs:
 
 * A batch of in-place edits of known files is a targeted sync (`sync(only=...)`: no walk);
   anything that adds, removes or renames files (atomic writes included) is a full
   incremental sync, which also records the folders' mtimes that readers use as their O(1)
-  freshness check. Every sync is `memindex.sync.sync`: the same lock as `memindex sync`,
+  freshness check. Every sync is `memindex.index.sync.sync`: the same lock as `memindex sync`,
   one SQLite transaction.
 * A failing sync (lock held by another writer, unusable index, unexpected error) is logged
   and retried with a growing delay; invalid memory files are logged and skipped by sync.
@@ -45,7 +45,7 @@ from ..defaults import (
 )
 from ..errors import WatcherRunning
 from .events import Batch, EventIntake, Handler, event_filter
-from .marker import Marker, pid_alive
+from ..store.marker import Marker, pid_alive
 from .mounts import needs_polling
 from .poll import describe_cost, polling_observer, run_cost
 
@@ -374,7 +374,7 @@ class Watcher(EventIntake):
 
     def _sync_batch(self, batch: Batch) -> None:
         from ..index import index_path
-        from ..sync import sync
+        from ..index.sync import sync
 
         started = time.monotonic()
         full = batch.full or len(batch.paths) > TARGETED_MAX or not os.path.isfile(index_path(self.root))

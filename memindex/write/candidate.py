@@ -58,10 +58,10 @@ from typing import Any
 from ..config import Config
 from ..defaults import CANDIDATE_POOL, KEY_FIELDS, NO_DELETE, NOOP_THRESHOLD, UPDATE_THRESHOLD
 from ..errors import MemoryFileError, UsageError
-from ..paths import display_prefix
-from ..store import extract_body, parse_json, read_bytes
-from ..reader import open_fresh_reader
-from ..text import query_terms
+from ..store.paths import display_prefix
+from ..store.files import extract_body, parse_json, read_bytes
+from ..index.reader import open_fresh_reader
+from ..text.words import query_terms
 from .validate import clean_title, normalize_category, sha256_hex
 
 # What a memory says: not its category's name, nor its `questions` (phrasings of what it
@@ -80,7 +80,7 @@ def _absent_weight(plan: Any) -> float:
 def containment(conn: sqlite3.Connection, plan: Any, hit: Any) -> float:
     """Share of the query's whole IDF mass (every term, including terms no memory has)
     that one memory's title, tags and body match."""
-    from ..query import coverage
+    from ..retrieval.query import coverage
 
     coverage(conn, plan, [hit], top_terms=None, columns=_CONTENT_COLUMNS, absent=_absent_weight(plan))
     return float(hit.coverage or 0.0)
@@ -89,7 +89,7 @@ def containment(conn: sqlite3.Connection, plan: Any, hit: Any) -> float:
 def title_overlap(conn: sqlite3.Connection, subject: str, text: str, params: Any) -> float:
     """Share of a memory's title-and-tags IDF mass that `text` contains (same tokenizer,
     same term expressions as the engine)."""
-    from ..query import matching_terms, plan_query
+    from ..retrieval.query import matching_terms, plan_query
 
     plan = plan_query(conn, subject, params)
     total = sum(plan.idf(t) for t in plan.df)
@@ -123,7 +123,7 @@ def find_candidate(
     """Which existing memory should `new_info` update? A JSON-ready answer with the
     candidate (or null), the recommendation CREATE / UPDATE / UPDATE_OR_DELETE / NOOP, the
     measures behind it, and the veto on deleting decisions, preferences and sessions."""
-    from ..query import Filters, Params, plan_query, search
+    from ..retrieval.query import Filters, Params, plan_query, search
 
     root = Path(root)
     category = normalize_category(category)

@@ -12,7 +12,8 @@ import os
 
 from ..defaults import FOLDERS, MEMORY_DIR
 from ..errors import MemoryNotFound, UsageError
-from ..paths import display_prefix, inside, safe_relpath
+from ..store.paths import display_prefix, inside
+from ..text.render import safe_relpath
 
 
 def display(root: str | os.PathLike[str], rel: str) -> str:

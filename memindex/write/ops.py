@@ -33,14 +33,14 @@ from ..errors import (
     UsageError,
     WriteError,
 )
-from ..files import create_exclusive, fsync_dir, replace_atomic, unlink_quietly
-from ..paths import display_prefix, inside
-from ..schema import validate_memory
-from ..store import parse_json, read_bytes, walk
-from ..sync import sync_files_locked, writer_lock
+from ..store.atomic import create_exclusive, fsync_dir, replace_atomic, unlink_quietly
+from ..store.paths import display_prefix, inside
+from ..store.schema import validate_memory
+from ..store.files import parse_json, read_bytes, walk
+from ..index.sync import sync_files_locked, writer_lock
 from .locate import display, resolve_path
 from .records import TRANSITIONS, merge_update, transition
-from .secrets import scrub
+from ..store.secrets import scrub
 from .validate import (
     clean_reason,
     iso,
@@ -116,7 +116,7 @@ class WriteTransaction:
         root_real = os.path.realpath(self.root)
         if not inside(os.path.realpath(directory), root_real) or os.path.realpath(directory) == root_real:
             raise WriteError(f"the {folder}/ folder is a link that leaves the memory root; not writing there")
-        from ..store import folder_refusal
+        from ..store.files import folder_refusal
 
         refused = folder_refusal(self.root, folder)
         if refused:  # another user could change or replace what is written there: sync would not index it

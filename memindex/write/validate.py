@@ -31,8 +31,8 @@ from ..defaults import (
     TITLE_MAX,
 )
 from ..errors import InvalidMemory, UsageError
-from ..schema import SLUG_PATTERN, validate_memory
-from ..text import sanitize_tag, sanitize_title
+from ..store.schema import SLUG_PATTERN, validate_memory
+from ..text.words import sanitize_tag, sanitize_title
 
 # --- time, hashes, bytes --------------------------------------------------------------
 

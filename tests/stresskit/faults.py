@@ -361,7 +361,7 @@ def scenario_disk_full(ctx: Context) -> None:
 
 def scenario_commit_crash(ctx: Context) -> None:
     """The exact moment kill -9 rarely hits: after COMMIT, before index.md is rewritten."""
-    from memindex import sync as sync_mod
+    from memindex.index import sync as sync_mod
 
     targets = fault_targets(ctx, ctx.seed + 50)
     proj = Project(ctx, "commit-crash", n_fill=100, targets=targets, seed=ctx.seed)

@@ -134,7 +134,7 @@ def _same_second_rounds(ctx: Context, proj: Project, rng: random.Random, rounds:
     timestamps the second edit leaves the stat the sync saw, and the second create leaves
     the folder's mtime as it was: only the racy-timestamp rule sees them."""
     from memindex.config import Config
-    from memindex.sync import sync
+    from memindex.index.sync import sync
 
     words = NonceWords(rng)
     targets: list = []

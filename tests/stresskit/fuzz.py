@@ -117,10 +117,10 @@ def fuzz_queries(ctx: Context, store: FuzzStore, seconds: float) -> None:
     from hypothesis import given
     from hypothesis import strategies as st
 
-    from memindex.recall import format_hits, hit_json
+    from memindex.policy.recall import format_hits, hit_json
     from memindex.config import Config
-    from memindex.inject import auto_inject
-    from memindex.query import Filters, Params, search
+    from memindex.policy.inject import auto_inject
+    from memindex.retrieval.query import Filters, Params, search
 
     stats = FuzzStats()
     started = time.monotonic()
@@ -196,8 +196,8 @@ def fuzz_config(ctx: Context, store: FuzzStore, seconds: float) -> None:
     from hypothesis import strategies as st
 
     from memindex.config import SPEC, Leaf
-    from memindex.inject import auto_inject
-    from memindex.query import Filters, Params, search
+    from memindex.policy.inject import auto_inject
+    from memindex.retrieval.query import Filters, Params, search
 
     stats = FuzzStats()
     started = time.monotonic()
@@ -307,9 +307,9 @@ def fuzz_memory_files(ctx: Context, seconds: float) -> None:
     from hypothesis import given
     from hypothesis import strategies as st
 
-    from memindex.recall import format_hits
-    from memindex.query import search
-    from memindex.sync import sync
+    from memindex.policy.recall import format_hits
+    from memindex.retrieval.query import search
+    from memindex.index.sync import sync
 
     store = FuzzStore(ctx, "fuzz-files")
     root = store.root

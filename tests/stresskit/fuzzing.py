@@ -115,7 +115,7 @@ class FuzzStore:
     """A small store with hostile memories, for in-process fuzzing."""
 
     def __init__(self, ctx: Context, name: str) -> None:
-        from memindex.sync import sync
+        from memindex.index.sync import sync
 
         rng = random.Random(ctx.seed + 70)
         self.words = NonceWords(rng)

@@ -37,8 +37,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memindex.config import load_config
-from memindex.defaults import CONFIG_FILE, INDEX_FILE, INDEX_MD, LOCK_FILE, LOG_FILE, SPAWN_MARKER, WAIT_FILE, WATCH_MARKER
-from memindex.sync import sync
+from memindex.defaults import (
+    CONFIG_FILE,
+    INDEX_FILE,
+    INDEX_MD,
+    LOCK_FILE,
+    LOG_FILE,
+    SPAWN_MARKER,
+    WAIT_FILE,
+    WATCH_MARKER,
+)
+from memindex.index.sync import sync
 
 from .harness import Context, Project, Row
 from .judge import cli_problems, hook_problems, prompt_payload

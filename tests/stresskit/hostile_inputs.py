@@ -29,7 +29,7 @@ from typing import Callable
 
 from memindex.config import load_config
 from memindex.defaults import INDEX_FILE, INDEX_MD, LOCK_FILE, LOG_FILE, SPAWN_MARKER, TAGS_INDEX_MAX
-from memindex.sync import sync
+from memindex.index.sync import sync
 
 from .harness import Context, Project, Row
 from .hostile import (

@@ -166,7 +166,7 @@ def read_docs(root: Path) -> list[tuple]:
 
 
 def snapshot(root: Path, queries: Iterable[str]) -> dict[str, Any]:
-    from memindex.query import search
+    from memindex.retrieval.query import search
 
     conn = index_mod.open_reader(root)
     try:
@@ -181,7 +181,7 @@ def snapshot(root: Path, queries: Iterable[str]) -> dict[str, Any]:
 def reference(root: Path, queries: Iterable[str], scratch: Path) -> dict[str, Any]:
     """What a clean rebuild of the same files gives (in-process, in a scratch copy that
     keeps the `.claude/memory` layout, so index.md shows the same paths)."""
-    from memindex.sync import sync
+    from memindex.index.sync import sync
 
     project = Path(tempfile.mkdtemp(prefix="ref-", dir=scratch))
     try:

@@ -44,14 +44,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memindex.defaults import (
-    INDEX_FILE,
-    LOCK_FILE,
-    LOG_FILE,
-    SERVE_MARKER,
-    SERVE_SPAWN_MARKER,
-    SPAWN_GUARD_S,
-)
+from memindex.defaults import INDEX_FILE, LOCK_FILE, LOG_FILE, SERVE_MARKER, SERVE_SPAWN_MARKER, SPAWN_GUARD_S
 
 from .harness import Context, Project, Row, pct
 from .judge import cli_problems, hook_problems

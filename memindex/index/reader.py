@@ -1,0 +1,53 @@
+"""A reader that answers from the files as they are: the index as it is, or after an
+incremental sync when a file changed (`index.is_current`: the folders, the racy files of the
+last sync, and one stat of every memory file, so an edit in place is seen too).
+`memindex search`, `explain` and `candidate` read through it; a fresh index costs them no
+import of the writer side."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+import os
+
+from .. import index
+from ..config import Config
+from ..errors import IndexUnavailable, LockTimeout
+
+
+def open_fresh_reader(root: str | os.PathLike[str], cfg: Config, allow_sync: bool = True) -> sqlite3.Connection:
+    """A read-only connection, after an incremental sync when a memory file changed since
+    the last one or the index is missing (a short lock wait: if another writer is busy, read
+    what exists)."""
+    try:
+        conn = index.open_reader(root)
+        stale = not index.is_current(conn, root)
+    except IndexUnavailable:
+        conn, stale = None, True
+    if stale and allow_sync:
+        if conn is not None:
+            conn.close()
+        return sync_then_open(root, cfg, "could not sync first", "reading the index as it is")
+    if conn is None:
+        conn = index.open_reader(root)  # raises with the reason
+    return conn
+
+
+def sync_then_open(
+    root: str | os.PathLike[str], cfg: Config, failed: str, instead: str, progress: bool = False
+) -> sqlite3.Connection:
+    """A sync with a short lock wait, then a read-only connection. When the sync fails
+    (another writer busy, a full disk), the index as it is, and one stderr line
+    `memindex: <failed> (<why>); <instead>`."""
+    try:
+        from .sync import sync  # only when needed: a fresh index costs no writer imports
+
+        sync(root, cfg, lock_timeout=min(float(cfg["index.lock_timeout_s"]), 3.0), progress=progress)
+    except (LockTimeout, IndexUnavailable, sqlite3.Error, OSError) as exc:
+        try:
+            conn = index.open_reader(root)
+        except IndexUnavailable as again:
+            raise IndexUnavailable(f"{again} (the sync before it failed: {exc})") from None
+        print(f"memindex: {failed} ({exc}); {instead}", file=sys.stderr)
+        return conn
+    return index.open_reader(root)

@@ -1,0 +1,38 @@
+"""`Hit`: one ranked memory, as every reader (search, injection, the old matcher) returns it."""
+
+from __future__ import annotations
+
+from ..defaults import CATEGORY_PRIORITY
+from ..lean import loads
+
+
+class Hit:
+    """One ranked memory."""
+
+    __slots__ = (
+        "rowid", "path", "id", "category", "title", "tags", "updated_at", "record_status", "score", "coverage", "via",
+    )
+
+    def __init__(
+        self, rowid: int, path: str, id: str, category: str, title: str, tags: list[str],
+        updated_at: str, record_status: str, score: float, coverage: float | None = None,
+        via: int | None = None,
+    ) -> None:
+        self.rowid, self.path, self.id, self.category, self.title = rowid, path, id, category, title
+        self.tags, self.updated_at, self.record_status = tags, updated_at, record_status
+        self.score = score  # higher is better (-bm25 for word matches)
+        self.coverage = coverage  # share of the query's IDF mass this memory matches
+        self.via = via  # rowid of the retired memory this one replaces in the results
+
+    @classmethod
+    def from_row(cls, row: tuple, score: float, via: int | None = None) -> "Hit":
+        """From `index.reads.HIT_COLUMNS` (tags stored as JSON)."""
+        return cls(row[0], row[1], row[2], row[3], row[4], loads(row[5]), row[6], row[7], score, via=via)
+
+    def __repr__(self) -> str:
+        return f"Hit({self.path!r}, score={self.score:.4g})"
+
+
+def rank_key(hit: Hit) -> tuple[float, int, str]:
+    """Best score first; category priority only breaks ties (equal to 9 significant digits)."""
+    return (-float(f"{hit.score:.9g}"), CATEGORY_PRIORITY.get(hit.category, 99), hit.path)
