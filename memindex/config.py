@@ -7,13 +7,16 @@ project's config may make memindex do less, never more (LOOSER, `memindex trust`
 
 from __future__ import annotations
 
-import math
 import os
 
 from .store import rootfs
 from .lean import loads
 from .defaults import CATEGORIES, CONFIG_FILE, CONFIG_MAX_BYTES, DEFAULT_CATEGORY_DESCRIPTIONS
 from .errors import UnsafeFile, short
+from .runtime import user_folder
+
+USER_CONFIG = ("memindex", "config.json")  # under $XDG_CONFIG_HOME (default ~/.config)
+ENV_CONFIG = "MEMINDEX_CONFIG_JSON"  # the same JSON as the user's file, for one process
 
 TYPE_CHECKING = False  # the prompt hook imports this module: annotations only
 if TYPE_CHECKING:
@@ -50,7 +53,8 @@ class Leaf:
         if want in (int, float):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 return self.default, f"expected a number, got {short(value)}"
-            if isinstance(value, float) and not math.isfinite(value):
+            # inf, -inf and nan give nan here (math would cost the hook 0.3 ms to import)
+            if isinstance(value, float) and value - value != 0.0:
                 return self.default, f"expected a finite number, got {short(value)}"
             if want is int and isinstance(value, float):
                 if not value.is_integer():
@@ -313,29 +317,32 @@ def _read_user(path: str) -> bytes | None:
     return raw
 
 
+def user_config_path() -> str:
+    """The user's own config: `$XDG_CONFIG_HOME/memindex/config.json`."""
+    return user_folder("config", *USER_CONFIG)
+
+
 def load_config(root: str | os.PathLike[str]) -> Config:
     """The settings for `root`, highest first: the environment (MEMINDEX_CONFIG_JSON), the
     project's `<root>/memory-config.json` (only what does less, unless the user trusts the
     file: `memindex trust`), the user's `$XDG_CONFIG_HOME/memindex/config.json`, the
     defaults. A missing file is nothing; a broken one warns and is skipped."""
-    from . import trust
-
     cfg = Config()
-    user_path = trust.user_config_path()
+    user_path = user_config_path()
     data, raw, warning = _read_json(user_path)
     if warning:
         cfg.warnings.append(warning)
     elif raw is not None:
         _apply(SPEC, data, "", cfg)
     env_given: set[str] = set()
-    text = os.environ.get(trust.ENV_CONFIG)
+    text = os.environ.get(ENV_CONFIG)
     if text:
         env = Config()
         try:
             _apply(SPEC, loads(text), "", env)
         except (ValueError, RecursionError) as exc:
             env.warnings.append(f"invalid JSON ({exc}); ignored")
-        cfg.warnings += [f"${trust.ENV_CONFIG}: {w}" for w in env.warnings]
+        cfg.warnings += [f"${ENV_CONFIG}: {w}" for w in env.warnings]
         cfg.values.update((k, env.values[k]) for k in env.given)
         env_given = env.given
     path = os.path.join(root, CONFIG_FILE)
@@ -351,6 +358,8 @@ def load_config(root: str | os.PathLike[str]) -> Config:
     more = sorted(k for k in project.given if looser(k, project.values[k], cfg.values[k]))
     cfg.more = more
     if more:
+        from . import trust  # only when the project's config asks for more
+
         cfg.trust = trust.state(root, raw or b"")
         if cfg.trust != trust.TRUSTED:
             cfg.ignored = more

@@ -1,4 +1,5 @@
-"""This user's private runtime folder: the worker's sockets and the hooks' session memos.
+"""This user's own folders: the private runtime folder (the worker's sockets and the hooks'
+session memos), and the XDG folders of the user's config, state and cache (`user_folder`).
 
 `$XDG_RUNTIME_DIR/memindex` when XDG_RUNTIME_DIR is an absolute folder of this user that
 no one else may enter, else `$TMPDIR/memindex-<uid>` (`/tmp/memindex-<uid>`). It must be a
@@ -16,6 +17,19 @@ import os
 import stat as stat_mod
 
 SUN_PATH_MAX = 100  # a socket path holds 108 bytes on Linux, 104 on macOS, with its NUL
+# (XDG variable, the default under the home folder) of each kind of this user's own folder
+XDG = {"config": ("XDG_CONFIG_HOME", ".config"), "state": ("XDG_STATE_HOME", ".local/state"),
+       "cache": ("XDG_CACHE_HOME", ".cache")}
+
+
+def user_folder(kind: str, *parts: str) -> str:
+    """`$XDG_<KIND>_HOME/<parts>` when the variable is an absolute path (the XDG rule: a
+    relative value is ignored), else under the home folder's default (XDG)."""
+    var, default = XDG[kind]
+    base = os.environ.get(var) or ""
+    if not os.path.isabs(base):
+        base = os.path.join(os.environ.get("HOME") or os.path.expanduser("~"), *default.split("/"))
+    return os.path.join(base, *parts)
 
 
 def why_not_private(path: str) -> str | None:
@@ -44,10 +58,7 @@ def _shared() -> str:
 
 def _own_fallback() -> str:
     """A folder under this user's cache folder: no other user can create it first."""
-    base = os.environ.get("XDG_CACHE_HOME") or ""
-    if not os.path.isabs(base):
-        base = os.path.join(os.environ.get("HOME") or os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "memindex", "run")
+    return user_folder("cache", "memindex", "run")
 
 
 def squatted() -> str | None:

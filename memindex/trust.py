@@ -15,29 +15,16 @@ import os
 import time
 
 from .lean import loads
+from .runtime import user_folder
 
-USER_CONFIG = ("memindex", "config.json")  # under $XDG_CONFIG_HOME (default ~/.config)
 TRUST_FILE = ("memindex", "trusted.json")  # under $XDG_STATE_HOME (default ~/.local/state)
-ENV_CONFIG = "MEMINDEX_CONFIG_JSON"  # the same JSON as the user's file, for one process
 TRUST_MAX_BYTES = 4 * 1024 * 1024
 
 TRUSTED, UNTRUSTED, CHANGED = "trusted", "untrusted", "changed"
 
 
-def _xdg(var: str, fallback: tuple[str, ...]) -> str:
-    base = os.environ.get(var, "")
-    if not os.path.isabs(base):  # the XDG rule: a relative value is ignored
-        base = os.path.join(os.path.expanduser("~"), *fallback)
-    return base
-
-
-def user_config_path() -> str:
-    """The user's own config: `$XDG_CONFIG_HOME/memindex/config.json`."""
-    return os.path.join(_xdg("XDG_CONFIG_HOME", (".config",)), *USER_CONFIG)
-
-
 def trust_path() -> str:
-    return os.path.join(_xdg("XDG_STATE_HOME", (".local", "state")), *TRUST_FILE)
+    return user_folder("state", *TRUST_FILE)
 
 
 def digest(raw: bytes) -> str:

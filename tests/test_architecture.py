@@ -39,7 +39,7 @@ LAYERS: list[set[str]] = [
     {"memindex", "defaults", "errors", "lean", "lazy"},  # leaves
     {"text"},  # words, CJK bigrams, the line format: used to index and to answer
     {"store"},  # the memory files, the root, markers, secrets in a memory's text
-    {"trust"}, {"config"}, {"runtime", "background"},  # read once; process plumbing
+    {"runtime"}, {"trust"}, {"config"}, {"background"},  # this user's folders; settings read once; detached jobs
     {"index"},  # the derived index: its only writer (sync), readers, freshness, provenance
     {"retrieval"},  # ranking: query, CJK search, the old matcher
     {"semantic"},  # the optional dense channel and its worker

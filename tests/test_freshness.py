@@ -254,7 +254,8 @@ def test_worker_reply_of_another_vectors_version_is_not_applied(project: Path) -
     """Finding 5: the hook applied the worker's rowids to its own read of the index without
     checking the reply's vectors version; after a rebuild renumbered the rows, the right
     memory was dropped. A reply of another version now leaves the word matches alone."""
-    from memindex.policy.inject import Dense, decide
+    from memindex.policy.dense import Dense
+    from memindex.policy.inject import decide
     from memindex.index import reads
 
     root = project / ".claude" / "memory"

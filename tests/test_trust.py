@@ -16,7 +16,7 @@ import pytest
 
 from conftest import cli_env, write_json, write_mem
 from memindex import trust
-from memindex.config import DEFAULTS, LOOSER, SPEC, Leaf, load_config, looser
+from memindex.config import DEFAULTS, ENV_CONFIG, LOOSER, SPEC, Leaf, load_config, looser, user_config_path
 from memindex.defaults import CONFIG_FILE
 from test_hook import project, prompt_json, put, run_hook  # noqa: F401  (project is a fixture)
 
@@ -27,7 +27,7 @@ LOOSE = {"retrieval": {"max_inject": 20, "relative_cutoff": 0.0, "min_coverage":
 
 
 def user_config(data: dict) -> Path:
-    path = Path(trust.user_config_path())
+    path = Path(user_config_path())
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data))
     return path
@@ -118,11 +118,11 @@ def test_the_user_config_and_the_environment_may_loosen(memory_root: Path, monke
     write_json(memory_root, CONFIG_FILE, {"retrieval": {"max_inject": 4}, "semantic": {"model": "attacker-org/x"}})
     cfg = load_config(memory_root)  # the project may go below the user's 5, not change the model
     assert cfg["retrieval.max_inject"] == 4 and cfg["semantic.model"] == "builtin:hashing" and cfg.ignored == ["semantic.model"]
-    monkeypatch.setenv(trust.ENV_CONFIG, json.dumps({"retrieval": {"max_inject": 7}}))
+    monkeypatch.setenv(ENV_CONFIG, json.dumps({"retrieval": {"max_inject": 7}}))
     cfg = load_config(memory_root)  # the environment is the user's last word
     assert cfg["retrieval.max_inject"] == 7
-    monkeypatch.setenv(trust.ENV_CONFIG, "{not json")
-    assert any(trust.ENV_CONFIG in w for w in load_config(memory_root).warnings)
+    monkeypatch.setenv(ENV_CONFIG, "{not json")
+    assert any(ENV_CONFIG in w for w in load_config(memory_root).warnings)
 
 
 def test_trust_is_per_root_and_per_content_and_revocable(memory_root: Path) -> None:

@@ -23,7 +23,8 @@ from conftest import trust_config
 
 from memindex import index
 from memindex.config import load_config
-from memindex.policy.inject import Dense, decide
+from memindex.policy.dense import Dense
+from memindex.policy.inject import decide
 from memindex.runtime import SUN_PATH_MAX
 from memindex.semantic import client, process
 from memindex.index.sync import sync

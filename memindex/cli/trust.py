@@ -34,7 +34,7 @@ def cmd_trust(args: argparse.Namespace, root: str | None, cfg: Config) -> int:
     """Trust, revoke, or show the trust of project configs."""
     from .. import trust
     from ..store import rootfs
-    from ..config import load_config
+    from ..config import load_config, user_config_path
     from ..defaults import CONFIG_FILE
 
     if args.list:
@@ -52,7 +52,7 @@ def cmd_trust(args: argparse.Namespace, root: str | None, cfg: Config) -> int:
     raw = rootfs.read(path, CONFIG_MAX_BYTES)
     state = trust.state(root, raw) if raw is not None else None
     info = {"root": root, "config": path if raw is not None else None, "state": state or "no config",
-            "asks_for_more": cfg.more, "ignored": cfg.ignored, "user_config": trust.user_config_path()}
+            "asks_for_more": cfg.more, "ignored": cfg.ignored, "user_config": user_config_path()}
     if args.status:
         if args.json:
             emit_json(info)

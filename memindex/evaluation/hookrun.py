@@ -33,7 +33,7 @@ from pathlib import Path
 
 from memindex import index
 from memindex.config import Config
-from memindex.trust import ENV_CONFIG
+from memindex.config import ENV_CONFIG
 from memindex.index.sync import sync
 from memindex.policy.transcript import injected_paths
 

@@ -117,7 +117,7 @@ class Strategy:
     def worker_view(self, conn, prompt: str, turns: list[str]):
         """What the resident worker would tell the hook (the same model, in this process)."""
         from memindex.defaults import DENSE_K
-        from memindex.policy.inject import Dense
+        from memindex.policy.dense import Dense
         from memindex.policy.prompt import dense_text
 
         channel, text = self.dense(conn), dense_text(prompt, turns, self.cfg)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import sys
 
-from ..index import freshen
 from ..defaults import DENSE_K, FILES_TAIL_BYTES, FOLDERS, HOOK_BUDGET_S as BUDGET_S, HOOK_MAX_STDIN as MAX_STDIN
 from ..lean import loads
 
@@ -117,6 +116,8 @@ def on_prompt(data: dict) -> str:
     except index.IndexTooNew as exc:
         raise Quiet(str(exc)) from None  # never rebuilt by this older copy (SessionStart tells the user)
     except index.IndexUnavailable as exc:
+        from ..index import freshen
+
         if not freshen.build_missing_index(root, note):
             raise Quiet(str(exc)) from None
         hits = _answer(root, prompt, cfg, options)
@@ -126,6 +127,8 @@ def on_prompt(data: dict) -> str:
         # Damaged pages past the header: readers cannot see it on opening, so the repair
         # starts here, instead of the hook staying silent on every prompt.
         note(f"the index is damaged ({exc})")
+        from ..index import freshen
+
         if not freshen.build_missing_index(root, note, rebuild=True):
             raise Quiet("a rebuild was started") from None
         hits = _answer(root, prompt, cfg, options)
@@ -152,7 +155,7 @@ def _answer(root, prompt: str, cfg, options: dict) -> list:
 
     conn = index.open_reader(root, busy_ms=1000)
     try:
-        freshen.refresh(conn, root, note)
+        index.refresh(conn, root, note)
         return auto_inject(conn, prompt, cfg, **options)
     finally:
         conn.close()
@@ -188,6 +191,7 @@ def keep_fresh(data: dict) -> str:
     refreshed in the background; nothing is added."""
     root = _root_for(data.get("cwd"))
     from .. import index
+    from ..index import freshen
 
     try:
         conn = index.open_reader(root, busy_ms=1000)
@@ -195,7 +199,7 @@ def keep_fresh(data: dict) -> str:
         freshen.spawn_sync(root, note)
         return ""
     try:
-        freshen.refresh(conn, root, note)
+        index.refresh(conn, root, note)
     finally:
         conn.close()
     return ""
@@ -215,6 +219,8 @@ def on_pre_tool_use(data: dict) -> str:
 
 def on_post_tool_use(data: dict) -> str:
     """PostToolUse on Write|Edit|MultiEdit: sync the edited memory file, in the background."""
+    from ..index import freshen
+
     tool_input = data.get("tool_input")
     path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
     if not isinstance(path, str) or not path.endswith(".json"):
@@ -236,7 +242,7 @@ def on_session_start(data: dict) -> str:
     recall, off by default: see docs/evaluation.md)."""
     root = _root_for(data.get("cwd"))
     from .. import index
-    from ..index import health
+    from ..index import freshen, health
 
     attention = None
     try:
@@ -342,20 +348,23 @@ def _alarm(signum: int, frame: object) -> None:
 def run(event: str, raw: bytes, client: str = "claude") -> str:
     """Handle one hook call; returns what to print, in `client`'s format (possibly
     nothing). Never raises; what went wrong goes to stderr as one line."""
-    from . import clients
-
     del _notes[:]
     out = ""
     try:
         handler = HANDLERS.get(event)
         if handler is None:
             raise Quiet(f"unknown hook event {_short(event)}")
-        if client not in clients.CLIENTS or not clients.supports(client, event):
-            asked, client = client, client if client in clients.CLIENTS else "claude"
-            raise Quiet(f"no {_short(event)} hook for client {_short(asked)}")
-        if (client, event) == ("cursor", "prompt"):
-            handler = keep_fresh
-        out = handler(clients.normalize(client, _payload(raw)))
+        if client == "claude":  # the hooks' own format: the clients module loads for the others only
+            out = handler(_payload(raw))
+        else:
+            from . import clients
+
+            if client not in clients.CLIENTS or not clients.supports(client, event):
+                asked, client = client, client if client in clients.CLIENTS else "claude"
+                raise Quiet(f"no {_short(event)} hook for client {_short(asked)}")
+            if (client, event) == ("cursor", "prompt"):
+                handler = keep_fresh
+            out = handler(clients.normalize(client, _payload(raw)))
     except Quiet as exc:
         note(str(exc))
     except Exception as exc:  # the hook must never break a prompt
@@ -363,6 +372,10 @@ def run(event: str, raw: bytes, client: str = "claude") -> str:
     if _notes:
         line = "; ".join(_notes).replace("\n", " ").replace("\r", " ")
         _say(f"memindex hook: {line[:1000]}")
+    if client == "claude":
+        return out
+    from . import clients
+
     return clients.render(client, event, out)
 
 

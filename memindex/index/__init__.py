@@ -9,19 +9,16 @@ from ..errors import IndexTooNew, IndexUnavailable
 from .db import (
     confirm_build,
     describe,
-    folder_mtimes,
     get_meta,
     index_path,
     is_corruption,
-    is_stale,
-    now_ns,
     open_reader,
     open_writer,
     remove_db_files,
     set_meta,
     transaction,
 )
-from .fresh import is_current, stat_fingerprint, sync_due
+from .fresh import folder_mtimes, is_current, is_stale, now_ns, refresh, stat_fingerprint, sync_due
 
 # The writer side loads only when a writer asks for it: the prompt hook reads.
 _ROWS = frozenset({
@@ -41,7 +38,7 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "IndexTooNew", "IndexUnavailable", "PREFIX_MARK", "confirm_build", "describe", "folder_mtimes", "get_meta", "index_path",
     "is_corruption", "is_current", "is_stale", "mark_invalid", "now_ns", "open_reader", "open_writer", "remove",
-    "remove_db_files", "reset", "set_meta", "stat_fingerprint", "stored_stats", "sync_due", "tag_key", "upsert",
+    "refresh", "remove_db_files", "reset", "set_meta", "stat_fingerprint", "stored_stats", "sync_due", "tag_key", "upsert",
     "transaction", "count_documents", "count_invalid",
     "index_md_lines", "optimize",
 ]

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import os
-import time
 
-from ..defaults import PACKAGE_DIR, FOLDERS, INDEX_FILE, INDEX_VERSION, TOKENIZER
+from ..defaults import INDEX_FILE, INDEX_VERSION, PACKAGE_DIR, TOKENIZER
 from . import provenance
 from ..store import rootfs
 from ..errors import IndexTooNew, IndexUnavailable, UnsafeFile
@@ -134,8 +133,26 @@ def _cannot_share(exc: BaseException) -> bool:
     return any(k in text for k in ("readonly", "read-only", "disk i/o", "unable to open", "disk is full"))
 
 
+class Reader(sqlite3.Connection):
+    """A read-only connection that keeps the meta table as it read it on opening: a
+    prompt's checks (provenance, staleness, freshness, planning) take their values from
+    it, one query in all (`meta_values`). A reader's snapshot: a sync reopens."""
+
+    meta: dict[str, object] | None = None
+
+
+def meta_values(conn: sqlite3.Connection, keys: tuple[str, ...]) -> dict[str, object]:
+    """The parsed values of `keys` in the meta table (absent keys left out): a Reader's
+    copy, else one query. ValueError (or TypeError) if a value is not JSON."""
+    meta = getattr(conn, "meta", None)
+    if meta is not None:
+        return {k: meta[k] for k in keys if k in meta}
+    marks = ", ".join("?" * len(keys))
+    return {k: loads(v) for k, v in conn.execute(f"SELECT key, value FROM meta WHERE key IN ({marks})", keys)}
+
+
 def _open_ro(path: str, uri: str, busy_ms: int) -> sqlite3.Connection:
-    conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+    conn = sqlite3.connect(uri, uri=True, check_same_thread=False, factory=Reader)
     try:
         _pragmas(conn, busy_ms)
         version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -157,13 +174,11 @@ def _open_ro(path: str, uri: str, busy_ms: int) -> sqlite3.Connection:
 def _build_id(conn: sqlite3.Connection) -> str | None:
     """The index's build id (`memindex.index.provenance`), or None (no meta table, no id)."""
     try:
-        row = conn.execute("SELECT value FROM meta WHERE key = 'build_id'").fetchone()
+        value = meta_values(conn, ("build_id",)).get("build_id")
     except sqlite3.OperationalError as exc:
         if "no such table" in str(exc):
             return None
         raise  # busy, a full disk, I/O: never a reason to call an index foreign and delete it
-    try:
-        value = loads(row[0]) if row else None
     except (ValueError, TypeError, RecursionError):
         return None
     return value if isinstance(value, str) and value else None
@@ -369,15 +384,17 @@ _PROBES = (
     ("documents", "rowid"), ("invalid", "path"), ("meta", "key"), ("tag_index", "tag"), ("file_index", "name"), ("fts", "rowid"),
     ("vectors", "doc"), ("fts_cjk", "rowid"),
 )
+_PROBE = "SELECT " + ", ".join(f"(SELECT {column} FROM {table} LIMIT 1)" for table, column in _PROBES)  # one statement
 
 
 def _damage(conn: sqlite3.Connection) -> str | None:
     """Why an index of the right version cannot be used as it is (a table dropped, meta
     that is not JSON), or None. A writer rebuilds such an index in place."""
     try:
-        for table, column in _PROBES:
-            conn.execute(f"SELECT {column} FROM {table} LIMIT 1").fetchall()
-        get_meta(conn)
+        conn.execute(_PROBE).fetchall()
+        meta = get_meta(conn)
+        if isinstance(conn, Reader):
+            conn.meta = meta
     except sqlite3.OperationalError as exc:
         return f"index was incomplete ({exc})"
     except IndexUnavailable as exc:
@@ -392,40 +409,6 @@ def _check_files(path: str) -> None:
             rootfs.check(path + suffix)
         except UnsafeFile as exc:
             raise IndexUnavailable(str(exc)) from None
-
-
-def folder_mtimes(root: str | os.PathLike[str]) -> dict[str, int]:
-    """mtime_ns of each category folder (0 when absent): the O(1) freshness key.
-
-    A folder's mtime moves when a file in it is created, deleted or renamed (atomic writes
-    included); an in-place edit is caught by the PostToolUse hook, watch, or the next sync.
-    """
-    out: dict[str, int] = {}
-    for name in FOLDERS:
-        try:
-            out[name] = os.stat(os.path.join(root, name)).st_mtime_ns
-        except OSError:
-            out[name] = 0
-    return out
-
-
-def is_stale(conn: sqlite3.Connection, root: str | os.PathLike[str]) -> bool:
-    """The cheap check: have the category folders changed since the last sync, or has the
-    racy window of a folder the last sync saw change just then passed (on 1 s timestamps a
-    file created in that second leaves the folder's mtime as the sync saw it)?"""
-    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('folder_mtimes', 'racy_until_ns')"))
-    if "folder_mtimes" not in meta:
-        return True
-    try:
-        if loads(meta["folder_mtimes"]) != folder_mtimes(root):
-            return True
-        return time.time_ns() >= int(loads(meta.get("racy_until_ns", "0")) or 0) > 0
-    except (ValueError, TypeError):
-        return True  # damaged: the sync it triggers repairs it
-
-
-def now_ns() -> int:
-    return time.time_ns()
 
 
 class transaction:  # noqa: N801  (used as `with index.transaction(conn):`)

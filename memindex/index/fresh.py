@@ -1,4 +1,4 @@
-"""Is the index the files as they are? The checks above the O(1) folder one (`db.is_stale`):
+"""Is the index the files as they are? The O(1) folder check (`is_stale`), and above it
 `stat_fingerprint` and `is_current` for `search` and `explain` (one stat of every memory
 file), `sync_due` for the prompt hook (one meta read: is a periodic check due?).
 docs/reliability.md, "Freshness".
@@ -11,10 +11,46 @@ import time
 
 from ..defaults import FOLDERS, FRESH_SYNC_COST_FACTOR, FRESH_SYNC_MIN_S, FUTURE_SLACK_S
 from ..lean import loads, sqlite3
-from .db import is_stale
+from .db import meta_values
+
+TYPE_CHECKING = False  # annotations only
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 _MASK = (1 << 64) - 1
+
+
+def folder_mtimes(root: str | os.PathLike[str]) -> dict[str, int]:
+    """mtime_ns of each category folder (0 when absent): the O(1) freshness key.
+
+    A folder's mtime moves when a file in it is created, deleted or renamed (atomic writes
+    included); an in-place edit is caught by the PostToolUse hook, watch, or the next sync.
+    """
+    out: dict[str, int] = {}
+    for name in FOLDERS:
+        try:
+            out[name] = os.stat(os.path.join(root, name)).st_mtime_ns
+        except OSError:
+            out[name] = 0
+    return out
+
+
+def is_stale(conn: sqlite3.Connection, root: str | os.PathLike[str]) -> bool:
+    """The cheap check: have the category folders changed since the last sync, or has the
+    racy window of a folder the last sync saw change just then passed (on 1 s timestamps a
+    file created in that second leaves the folder's mtime as the sync saw it)?"""
+    try:
+        meta = meta_values(conn, ("folder_mtimes", "racy_until_ns"))
+        if "folder_mtimes" not in meta or meta["folder_mtimes"] != folder_mtimes(root):
+            return True
+        return time.time_ns() >= int(meta.get("racy_until_ns") or 0) > 0
+    except (ValueError, TypeError, RecursionError):
+        return True  # damaged: the sync it triggers repairs it
+
+
+def now_ns() -> int:
+    return time.time_ns()
 
 
 def stat_fingerprint(root: str | os.PathLike[str]) -> list[int]:
@@ -62,13 +98,28 @@ def sync_due(conn: sqlite3.Connection) -> float | None:
     or did it leave files to re-read? Returns that interval when a check is due (the
     hook starts at most one per interval), else None. A stamp in the future (the clock
     went back) is due."""
-    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('last_sync_ns', 'sync_ms', 'fingerprint')"))
     try:
-        last = int(loads(meta.get("last_sync_ns", "0")))
-        interval = max(FRESH_SYNC_MIN_S, FRESH_SYNC_COST_FACTOR * float(loads(meta.get("sync_ms", "0"))) / 1000.0)
-    except (ValueError, TypeError):
+        meta = meta_values(conn, ("last_sync_ns", "sync_ms", "fingerprint"))
+        last = int(meta.get("last_sync_ns") or 0)
+        interval = max(FRESH_SYNC_MIN_S, FRESH_SYNC_COST_FACTOR * float(meta.get("sync_ms") or 0) / 1000.0)
+    except (ValueError, TypeError, RecursionError):
         return FRESH_SYNC_MIN_S
-    if meta.get("fingerprint", "null") == "null":
+    if meta.get("fingerprint") is None:
         return interval  # the last sync left racy files (or never ran whole)
     age = (time.time_ns() - last) / 1e9
     return interval if age < -FUTURE_SLACK_S or age > interval else None
+
+
+def refresh(conn: sqlite3.Connection, root: str | os.PathLike[str], say: Callable[[str], None]) -> None:
+    """The prompt hook's freshness, O(1): a stale index (files added, removed, renamed: the
+    folders' mtimes) gets a background sync; one whose last full sync is older than its
+    interval (`sync_due`) gets a background `sync --if-changed`, which sees edits made in
+    place. The process starter loads only then."""
+    if is_stale(conn, root):
+        from .freshen import spawn_sync
+
+        spawn_sync(root, say, None, 0.0, FRESH_SYNC_MIN_S)
+    elif (interval := sync_due(conn)) is not None:
+        from .freshen import spawn_sync
+
+        spawn_sync(root, say, None, 0.0, interval, "--if-changed")

@@ -1,13 +1,12 @@
 """How the hooks keep the index fresh without making a prompt wait: background syncs
-(single flight), the periodic check that catches edits made in place, and the cold-start
-build of a missing index. Standard library only: the prompt hook runs it under
+(single flight; `fresh.refresh` decides when one is due, O(1)), and the cold-start build of
+a missing index. Standard library only: the prompt hook runs it under
 `python3 -I -S`. `say` is the hook's stderr note (one line for the whole call).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 
 from ..defaults import (
     COLD_SYNC_BUDGET_S,
@@ -20,19 +19,11 @@ from ..defaults import (
 )
 from ..errors import UnsafeFile
 
-Say = Callable[[str], None]
+TYPE_CHECKING = False  # collections.abc costs the hook an import; annotations only
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
-
-def refresh(conn, root, say: Say) -> None:
-    """A stale index (files added, removed, renamed: the folders' mtimes) gets a background
-    sync; one whose last full sync is older than its interval (`index.sync_due`) gets a
-    background `sync --if-changed`, which sees edits made in place. O(1) here."""
-    from .. import index
-
-    if index.is_stale(conn, root):
-        spawn_sync(root, say, None, 0.0, FRESH_SYNC_MIN_S)
-    elif (interval := index.sync_due(conn)) is not None:
-        spawn_sync(root, say, None, 0.0, interval, "--if-changed")
+    Say = Callable[[str], None]
 
 
 def _start_sync(root, paths: list[str] | None, lock_timeout: float, rebuild: bool = False):

@@ -38,10 +38,9 @@ def new_id() -> str:
 
 
 def _state_folder() -> str:
-    base = os.environ.get("XDG_STATE_HOME") or ""
-    if not os.path.isabs(base):
-        base = os.path.join(os.environ.get("HOME") or os.path.expanduser("~"), ".local", "state")
-    return os.path.join(base, "memindex", "indexes")
+    from ..runtime import user_folder
+
+    return user_folder("state", "memindex", "indexes")
 
 
 def _fallback_folder(create: bool) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..defaults import TOKENIZER
 from ..lean import dumps, loads, sqlite3
+from .db import meta_values
 
 TYPE_CHECKING = False  # annotations only
 if TYPE_CHECKING:
@@ -26,9 +27,9 @@ def json_list(values: Iterable[object]) -> str:
 
 
 def doc_count(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT value FROM meta WHERE key = 'doc_count'").fetchone()
-    if row is not None:
-        return int(loads(row[0]))
+    count = meta_values(conn, ("doc_count",)).get("doc_count")
+    if count is not None:
+        return int(count)
     return conn.execute("SELECT count(*) FROM documents").fetchone()[0]
 
 

@@ -51,7 +51,6 @@ from __future__ import annotations
 
 from ..config import Config
 from ..defaults import CAPTURE_TAG, CATEGORY_PRIORITY, FILE_ANCHOR_MAX, NEAREST_CANDIDATES, STANDOUT_PEERS
-from .dense import Dense
 from ..retrieval.hits import Hit
 from ..index import reads
 from ..index.reads import file_key
@@ -65,6 +64,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime
 
+    from .dense import Dense  # the worker's view: loaded only when the worker answers
     from .transcript import Session
 
 class Decision:
@@ -388,6 +388,8 @@ def worker_view(pending) -> Callable[[list[int]], Dense | None]:
     (`semantic.client.begin`): its answer about the given lexical candidates."""
 
     def collect(rowids: list[int]) -> Dense | None:
+        from .dense import Dense
+
         reply = pending.finish(rowids)
         return None if reply is None else Dense.from_reply(reply)
 
@@ -400,7 +402,11 @@ def _dense(
     """The worker's view, if it speaks of the rows this connection reads: a reply from a
     worker whose vectors version differs (a rebuild renumbered the rows since it loaded)
     is dropped, and the word matches decide alone."""
-    if dense is not None and not isinstance(dense, Dense):
+    if dense is None:
+        return None
+    from .dense import Dense
+
+    if not isinstance(dense, Dense):
         dense = dense([h.rowid for h in candidates])
     if dense is not None and dense.version is not None and dense.version != reads.vectors_version(conn):
         return None

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
     from ..config import Config
     from ..retrieval.hits import Hit
-    from ..policy.inject import Dense, Outcome, Pool
+    from ..policy.dense import Dense
+    from ..policy.inject import Outcome, Pool
     from ..lean import sqlite3
 
 WEIGHTS_FILE = os.path.join(DATA_DIR, "relevance.json")
