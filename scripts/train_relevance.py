@@ -5,6 +5,8 @@
     python scripts/train_relevance.py --check         # exit 1 if the shipped file differs
     python scripts/train_relevance.py --semantic ...  # the model with the worker's evidence too
                                                       # (needs the real embedding model)
+    python scripts/train_relevance.py --semantic --ranking   # also search ranked by P(relevant)
+                                                      # against memindex search's fixed fusion
 
 Training uses the dev slices of the engineering sets in the repository (evalsets/*, jetty
 included): the held-out slice of every set (`sets.is_holdout`) is never trained on. Each set
