@@ -26,7 +26,8 @@
   the real hook; nothing tuned on it since);
 - jetty: evalsets/jetty, written blind by a seventh helper for the relevance model (a
   satellite ground-station scheduler; first measured whole and unseen, rules against the
-  shipped model: docs/evaluation.md; never trained on).
+  shipped model: docs/evaluation.md; since then its dev slice is trained on like the
+  other engineering sets'; it has no questions.json).
 
 Each local set also has `questions.json`: for every memory (path relative to the memory
 folder), the questions a model would write at save time (the `questions` field), written
@@ -50,7 +51,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent.parent
 HOLDOUT_SHARE = 0.3
 SETS = ("harbor", "atlas", "locomo", "cedar", "fjord", "quarry", "sedge", "heron", "ibis", "jetty")  # every set, in the order tables show them
-LOCOMO_JSON = REPO.parent / "shared" / "data" / "locomo" / "locomo10.json"
+# the shared data folder beside the repository (or beside the folder of its git worktrees)
+LOCOMO_JSON = next((p for p in (REPO.parent / "shared" / "data" / "locomo" / "locomo10.json",
+                                REPO.parent.parent / "shared" / "data" / "locomo" / "locomo10.json") if p.exists()),
+                   REPO.parent / "shared" / "data" / "locomo" / "locomo10.json")
 
 
 @dataclass
