@@ -182,6 +182,8 @@ SOURCE_KINDS = ("adr", "claude-memory", "claude-md", "markdown", "transcript")  
 IMPORT_MAX_SOURCE_BYTES = 1_048_576  # a larger ADR, note or CLAUDE.md is reported and skipped
 IMPORT_MAX_FILES = 10_000  # source files one import reads at most (a folder of 1e6 files is cut there)
 IMPORT_BATCH = 50  # new memories saved per transaction (the writer lock is held for one batch)
+SYNC_PROGRESS_MIN = 2000  # files to read from which a terminal shows sync's progress bar
+EMBED_PROGRESS_MIN = 256  # memories to embed from which a terminal shows a progress bar
 IMPORT_PROGRESS_MIN = 20  # memories to write from which a terminal shows a progress bar
 # Where ADRs live: adr-tools (`doc/adr`, or the folder named in `.adr-dir`), log4brains and
 # MADR 2 (`docs/adr`), MADR 3/4 (`docs/decisions`), and common hand-made layouts.

@@ -7,6 +7,7 @@
     python scripts/eval_memory.py --semantic           # plus the semantic channel (search fusion, the worker's view)
     python scripts/eval_memory.py --sessions           # tokens per multi-turn session, session awareness on and off
     python scripts/eval_memory.py --through-hook [--semantic]   # each prompt through the real hook command (and worker)
+    python scripts/eval_memory.py --through-hook --calibrated --set evalsets/jetty [--semantic]   # rules vs the model, via the hook
     python scripts/eval_memory.py --file-hook          # what the PreToolUse hook adds when the named files are opened
     python scripts/eval_memory.py --questions          # each memory with its blind questions (evalsets/*/questions.json)
     python scripts/eval_memory.py --questions-compare [--weights 1 2 3 5] [--semantic]   # with and without, per weight
@@ -23,9 +24,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from memindex.evaluation.memory import Strategy, evaluate_set, strategies
-from memindex.evaluation.sets import SETS, local_set
-from memindex.evaluation.suite import print_suite, run_suite
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this tree's memindex, wherever it runs from
+
+from memindex.evaluation.memory import Strategy, evaluate_set, strategies  # noqa: E402
+from memindex.evaluation.sets import SETS, local_set  # noqa: E402
+from memindex.evaluation.suite import print_suite, run_suite  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--through-hook", action="store_true",
                         help="run every prompt through the hook command of hooks/hooks.json, as Claude Code does "
                              "(with --semantic: the real worker answers it), and compare with the in-process policy")
+    parser.add_argument("--calibrated", action="store_true",
+                        help="with --through-hook: the rules and the calibrated relevance model (retrieval.match_strategy "
+                             "calibrated), each through the real hook on the same prompts, side by side")
     parser.add_argument("--file-hook", action="store_true",
                         help="what the PreToolUse hook adds when the assistant opens the files the prompts name")
     parser.add_argument("--questions", action="store_true",
@@ -62,10 +68,11 @@ def main(argv: list[str] | None = None) -> int:
         evaluate_file_hook(tuple(args.sets))
         return 0
     if args.through_hook:
-        from memindex.evaluation.hookrun import run_hook_suite
+        from memindex.evaluation.hookrun import compare_policies, run_hook_suite
 
-        sets_from = (lambda tmp: local_set(args.set.name, args.set, tmp, args.questions)) if args.set else None
-        run_hook_suite(tuple(args.sets), args.semantic, sets_from=sets_from, questions=args.questions)
+        sets_from = (lambda tmp: local_set(args.set.resolve().name, args.set, tmp, args.questions)) if args.set else None
+        run = compare_policies if args.calibrated else run_hook_suite
+        run(tuple(args.sets), args.semantic, sets_from=sets_from, questions=args.questions)
         return 0
     if args.sessions:
         from memindex.evaluation.sessions import evaluate_sessions

@@ -5,13 +5,18 @@
     python scripts/train_relevance.py --check         # exit 1 if the shipped file differs
     python scripts/train_relevance.py --semantic ...  # the model with the worker's evidence too
                                                       # (needs the real embedding model)
+    python scripts/train_relevance.py --semantic --ranking   # also search ranked by P(relevant)
+                                                      # against memindex search's fixed fusion
 
-Training uses the dev slices of the engineering sets in the repository (evalsets/*): the
-held-out slice of every set (`sets.is_holdout`) is never trained on. Leave-one-set-out:
-for each set, a model trained on the other sets' dev slices, its threshold chosen on those
-same training prompts, judged on the left-out set's held-out slice and on the whole set,
-beside the hand-set rules on the same prompts. LoCoMo (conversational, never trained on)
-is judged by the shipped model when its data file is present.
+Training uses the dev slices of the engineering sets in the repository (evalsets/*, jetty
+included): the held-out slice of every set (`sets.is_holdout`) is never trained on. Each set
+with blind questions (`questions.json`) is seen twice, its memories as committed and with
+their questions (`sets.add_questions`, as the write path stores them), so the model knows
+stores of both kinds. Leave-one-set-out: for each set, a model trained on the other sets'
+dev slices, its threshold chosen on those same training prompts, judged on the left-out
+set's held-out slice and on the whole set, beside the hand-set rules on the same prompts.
+LoCoMo (conversational, never trained on) is judged by the shipped model when its data
+file is present.
 """
 
 from __future__ import annotations
@@ -26,15 +31,18 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from memindex.evaluation import relevance as rel  # noqa: E402
+from memindex.evaluation.questions import LOCAL_SETS  # noqa: E402
 from memindex.evaluation.metrics import table  # noqa: E402
 from memindex.evaluation.sets import LOCOMO_JSON, all_sets  # noqa: E402
 from memindex.relevance import WEIGHTS_FILE, Model  # noqa: E402
 
-# the sets trained on (their dev slices); jetty, written blind to judge the model, is not
-ENGINEERING = ("harbor", "atlas", "cedar", "fjord", "quarry", "sedge", "heron", "ibis")
+# the sets trained on (their dev slices); jetty, written blind and measured once whole, joined after
+ENGINEERING = ("harbor", "atlas", "cedar", "fjord", "quarry", "sedge", "heron", "ibis", "jetty")
+WITH_QUESTIONS = tuple(s for s in ENGINEERING if s in LOCAL_SETS)  # the sets with blind questions
 LEXICAL = [
     "rel_score", "log_score", "top", "rank", "gap_next", "coverage", "coverage_rel", "coverage_top",
-    "title_coverage", "tags_coverage", "n_terms", "rarity", "unknown", "anchored", "asked", "general",
+    "title_coverage", "tags_coverage", "body_coverage", "questions_coverage", "has_questions", "known_coverage",
+    "n_terms", "rarity", "unknown", "anchored", "asked", "general",
     "general_gap", "age", "replacement",
     "cat_decision", "cat_constraint", "cat_preference", "cat_runbook", "cat_tech_debt", "cat_session_summary",
 ]
@@ -62,41 +70,91 @@ def row(label: str, prompts: list[rel.Prompt], chosen: list[list[str]]) -> list[
 
 
 HEAD = ["set / policy", "prompts", "precision", "grade-2 recall", "negatives injected"]
+VARIANTS = (("as committed", False), ("with questions", True))
 
 
-def report(prompts: list[rel.Prompt], names: list[str], kind: str) -> None:
-    """Leave one set out: each set judged by a model trained on the others' dev slices."""
-    print(f"\n## {kind}: {len(prompts)} prompts, {sum(len(p.cands) for p in prompts)} candidates, {len(names)} features")
-    rows, pooled, chosen = [], [], []
+def leave_one_out(prompts: list[rel.Prompt], names: list[str], kind: str, models: dict | None = None):
+    """Each set's prompts (both variants) judged by a model trained on the other sets' dev
+    slices: (prompt, scored candidates, injected paths, threshold) per prompt (`models`
+    gets each set's model)."""
+    out = []
     for left in ENGINEERING:
         model = train([p for p in prompts if p.set_name != left], names, kind)
+        if models is not None:
+            models[left] = model
         test = [p for p in prompts if p.set_name == left]
         scored = rel.probabilities(model, test)
         picks = rel.model_choice(test, scored, model.min_confidence)
-        for label, keep in (("held-out", lambda p: p.holdout), ("whole", lambda p: True)):
-            idx = [i for i, p in enumerate(test) if keep(p)]
-            part = [test[i] for i in idx]
-            rows.append(row(f"{left} {label}: rules", part, [p.rules for p in part]))
-            rows.append(row(f"{left} {label}: model (t={model.min_confidence:.2f})", part, [picks[i] for i in idx]))
-        pooled += [(p, sc) for p, sc in zip(test, scored)]
-        chosen += picks
-    print("\nleave one set out (model trained on the other sets' dev slices; threshold chosen there)\n")
+        out += [(p, sc, got, model.min_confidence) for p, sc, got in zip(test, scored, picks)]
+    return out
+
+
+def report(prompts: list[rel.Prompt], names: list[str], kind: str) -> dict[str, Model]:
+    """Leave one set out, per set and variant, pooled, and the calibration on left-out sets;
+    returns the model each set was judged by."""
+    print(f"\n## {kind}: {len(prompts)} prompts, {sum(len(p.cands) for p in prompts)} candidates, {len(names)} features")
+    models: dict[str, Model] = {}
+    judged = leave_one_out(prompts, names, kind, models)
+    print("\nleave one set out (model trained on the other sets' dev slices, both variants; threshold chosen there)\n")
+    rows, worse = [], []
+    for left in ENGINEERING:
+        for variant, with_q in VARIANTS:
+            part = [j for j in judged if j[0].set_name == left and j[0].questions == with_q]
+            if not part:
+                continue
+            t = part[0][3]
+            for label, keep in (("held-out", lambda p: p.holdout), ("whole", lambda p: True)):
+                sub = [j for j in part if keep(j[0])]
+                ps = [j[0] for j in sub]
+                rows.append(row(f"{left}, {variant}, {label}: rules", ps, [p.rules for p in ps]))
+                rows.append(row(f"{left}, {variant}, {label}: model (t={t:.2f})", ps, [j[2] for j in sub]))
+            ps = [j[0] for j in part]
+            r, m = rel.policy_metrics(ps, [p.rules for p in ps]), rel.policy_metrics(ps, [j[2] for j in part])
+            if m["recall_g2"] < r["recall_g2"]:
+                worse.append(f"{left} ({variant}) {m['recall_g2']:.3f} < {r['recall_g2']:.3f}")
     print(table(HEAD, rows))
-    ps = [p for p, _ in pooled]
-    ho = [i for i, p in enumerate(ps) if p.holdout]
-    print("\npooled over the left-out sets (each judged by the model that never saw it)\n")
-    print(table(HEAD, [
-        row("rules, held-out slices", [ps[i] for i in ho], [ps[i].rules for i in ho]),
-        row("model, held-out slices", [ps[i] for i in ho], [chosen[i] for i in ho]),
-        row("rules, whole sets", ps, [p.rules for p in ps]),
-        row("model, whole sets", ps, chosen),
-    ]))
-    print("\ncalibration on the left-out sets (every candidate: mean predicted P against the share relevant)\n")
-    print(table(["P bin", "candidates", "mean predicted", "observed relevant"], rel.calibration(ps, [sc for _, sc in pooled])))
-    injected = [(prob, p.judgments.get(path, 0) >= 1) for (p, sc), got in zip(pooled, chosen) for path, prob in sc if path in got]
-    if injected:
-        print(f"\ninjected candidates on the left-out sets: {len(injected)}, mean P {sum(x for x, _ in injected) / len(injected):.3f}, "
-              f"observed precision {sum(r for _, r in injected) / len(injected):.3f}")
+    print("\nsets (whole) where the model's grade-2 recall is below the rules': " + ("; ".join(worse) or "none"))
+    for variant, with_q in VARIANTS:
+        sub = [j for j in judged if j[0].questions == with_q]
+        ps, ho = [j[0] for j in sub], [j for j in sub if j[0].holdout]
+        sets = sorted({p.set_name for p in ps}, key=ENGINEERING.index)
+        print(f"\npooled over the left-out sets, {variant} ({', '.join(sets)}; each judged by the model that never saw it)\n")
+        print(table(HEAD, [
+            row("rules, held-out slices", [j[0] for j in ho], [j[0].rules for j in ho]),
+            row("model, held-out slices", [j[0] for j in ho], [j[2] for j in ho]),
+            row("rules, whole sets", ps, [p.rules for p in ps]),
+            row("model, whole sets", ps, [j[2] for j in sub]),
+        ]))
+        print(f"\ncalibration on the left-out sets, {variant} (every candidate: mean predicted P against the share relevant)\n")
+        print(table(["P bin", "candidates", "mean predicted", "observed relevant"], rel.calibration(ps, [j[1] for j in sub])))
+        injected = [(prob, j[0].judgments.get(path, 0) >= 1) for j in sub for path, prob in j[1] if path in j[2]]
+        if injected:
+            print(f"\ninjected candidates on the left-out sets: {len(injected)}, mean P "
+                  f"{sum(x for x, _ in injected) / len(injected):.3f}, observed precision "
+                  f"{sum(r for _, r in injected) / len(injected):.3f}")
+    return models
+
+
+def ranking(prompts: list[rel.Prompt], models: dict[str, Model]) -> None:
+    """Search ranking: `memindex search`'s fixed fusion of BM25 and the dense channel against
+    each channel alone and against the union of the word matches and the nearest memories
+    by meaning ranked by P(relevant) (each set by the model that never saw it): Recall@10
+    of the judged memories, every judged prompt and the paraphrase prompts apart."""
+    runs = ("bm25", "dense", "fused", "model")
+    rows = []
+    for variant, with_q in VARIANTS:
+        for left in ENGINEERING + ("pooled",):
+            for kinds in ("every judged prompt", "paraphrase"):
+                ps = [p for p in prompts if p.search and p.questions == with_q and left in ("pooled", p.set_name)
+                      and (kinds != "paraphrase" or p.kind == "paraphrase")]
+                if not ps:
+                    continue
+                got = {name: [p.search.get(name) or [] for p in ps] for name in runs[:3]}
+                got["model"] = [[path for path, _ in sorted(((path, models[p.set_name].prob(f)) for path, f in p.ranked),
+                                                             key=lambda s: -s[1])] for p in ps]
+                rows.append([f"{left}, {variant}", kinds, len(ps), *(rel.recall_at(ps, got[name]) for name in runs)])
+    print("\nsearch ranking: Recall@10 of the judged memories (each set ranked by the model that never saw it)\n")
+    print(table(["set", "prompt kind", "prompts", "BM25 alone", "dense alone", "fused (memindex search)", "by P(relevant)"], rows))
 
 
 def locomo(final: Model, semantic: bool) -> None:
@@ -114,12 +172,23 @@ def locomo(final: Model, semantic: bool) -> None:
     print(table(["P bin", "candidates", "mean predicted", "observed relevant"], rel.calibration(loco, scored)))
 
 
+def gather(semantic: bool, rankings: bool = False) -> list[rel.Prompt]:
+    """Every engineering set's prompts with their candidates' features: the stores as
+    committed, and (the sets that have them) with their blind questions."""
+    with tempfile.TemporaryDirectory(prefix="memindex-train-") as tmp:
+        prompts = rel.collect(all_sets(Path(tmp), ENGINEERING), semantic, False, rankings)
+    with tempfile.TemporaryDirectory(prefix="memindex-train-") as tmp:
+        prompts += rel.collect(all_sets(Path(tmp), WITH_QUESTIONS, questions=True), semantic, True, rankings)
+    return prompts
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--write", action="store_true", help="write memindex/data/relevance.json")
     ap.add_argument("--check", action="store_true", help="exit 1 if the shipped weights differ from a fresh training")
     ap.add_argument("--semantic", action="store_true", help="also the model with the worker's evidence (the real model)")
     ap.add_argument("--quiet", action="store_true", help="no evaluation tables")
+    ap.add_argument("--ranking", action="store_true", help="with --semantic: also the search ranking by P(relevant)")
     ap.add_argument("--no-locomo", action="store_true", help="leave LoCoMo out of the tables (it takes minutes)")
     args = ap.parse_args()
 
@@ -129,8 +198,7 @@ def main() -> int:
             "models": dict(shipped.get("models", {}))}
     kinds = [("lexical", LEXICAL, False)] + ([("semantic", SEMANTIC, True)] if args.semantic else [])
     for kind, names, semantic in kinds:
-        with tempfile.TemporaryDirectory(prefix="memindex-train-") as tmp:
-            prompts = rel.collect(all_sets(Path(tmp), ENGINEERING), semantic=semantic)
+        prompts = gather(semantic, args.ranking and semantic)
         final = train(prompts, names, kind)
         data["models"][kind] = {
             "features": names, "bias": round(final.bias, 6), "min_confidence": final.min_confidence,
@@ -144,7 +212,9 @@ def main() -> int:
             print(f"the shipped {kind} relevance model is what training produces")
             continue
         if not args.quiet:
-            report(prompts, names, kind)
+            models = report(prompts, names, kind)
+            if args.ranking and semantic:
+                ranking(prompts, models)
             if not args.no_locomo:
                 locomo(final, semantic)
         print(f"\nshipped {kind} model: min_confidence {final.min_confidence:.2f}; weights (raw units), largest first:")

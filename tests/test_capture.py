@@ -160,6 +160,23 @@ def test_captured_summary_is_written_indexed_git_ignored_and_updated_in_place(me
     assert sorted(p.name for p in (memory_root / CAPTURE_FOLDER).iterdir()) == [".gitignore", f"session-{SID}.json"]
 
 
+def test_one_unreadable_summary_fails_alone(memory_root: Path, tmp_path: Path) -> None:
+    """A summary file broken by hand is reported and left as it is; the other sessions of
+    the same batch are written."""
+    from memindex.capture.store import write_summaries
+
+    cfg = parse_config({})
+    memories = [summary_of(session(sid), tmp_path) for sid in ("aaaa-1111", "bbbb-2222")]
+    folder = memory_root / CAPTURE_FOLDER
+    folder.mkdir(exist_ok=True)
+    (folder / f"{memories[1]['id']}.json").write_text("{ not json")
+    answers = write_summaries(str(memory_root), cfg, memories)
+    assert [a["status"] for a in answers] == ["created", "failed"]
+    assert "not a readable memory" in answers[1]["error"]
+    assert (folder / f"{memories[1]['id']}.json").read_text() == "{ not json"
+    assert json.loads((folder / f"{memories[0]['id']}.json").read_text())["source"]["session_id"] == "aaaa-1111"
+
+
 def test_git_does_not_see_the_local_folder(memory_root: Path, tmp_path: Path) -> None:
     project = memory_root.parent.parent
     if subprocess.run(["git", "init", "-q", str(project)], capture_output=True).returncode != 0:

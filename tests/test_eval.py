@@ -200,6 +200,21 @@ def test_the_sets_run_through_the_real_hook_command(tiny_set: Path) -> None:
     assert "differ, or the hook failed: 0" in "\n".join(printed)
 
 
+def test_the_calibrated_model_runs_through_the_real_hook_beside_the_rules(tiny_set: Path) -> None:
+    """`--through-hook --calibrated`: the same prompts through the hook under each policy
+    (the user's config turning the model on), each equal to its in-process policy; a hook
+    that ignored the setting, or could not load the weights, would differ or inject nothing."""
+    from memindex.evaluation.hookrun import compare_policies
+    from memindex.evaluation.sets import local_set
+
+    printed: list[str] = []
+    summary = compare_policies(sets_from=lambda tmp: local_set("tiny", tiny_set, tmp), out=printed.append)
+    assert {k[2] for k in summary} == {"rules", "calibrated"}
+    assert all(m["same"] == 1.0 for m in summary.values()), "\n".join(printed)
+    assert summary[("tiny", "whole", "calibrated")]["per_prompt"] > 0
+    assert 'retrieval {"match_strategy": "calibrated"}' in "\n".join(printed)
+
+
 def test_block_paths_reads_escaped_paths_and_tags() -> None:
     from memindex.evaluation.hookrun import block_paths
 

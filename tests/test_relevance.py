@@ -47,6 +47,27 @@ def test_every_feature_the_shipped_models_weigh_is_computed(root: Path) -> None:
     assert set(lexical["weights"]) <= set(relevance.DESCRIBE)  # explain can word every one
 
 
+def test_each_column_s_coverage_and_the_questions_a_memory_lists(project: Path) -> None:
+    """The per-column features: words found only in a memory's `questions` count there (and
+    in its whole coverage), and a memory saved without questions says so rather than
+    looking like one whose questions miss the prompt."""
+    root = project / ".claude" / "memory"
+    asked = put(root, "runbook", "cache-warmup", "Warm the cache after deploys", ["cache"], "Run the warmup job.")
+    data = json.loads(asked.read_text())
+    data["questions"] = ["why are latencies spiking right after a rollout?"]
+    asked.write_text(json.dumps(data))
+    put(root, "decision", "rollout-window", "Rollout window", ["deploys"], "Rollouts happen on Tuesdays after latencies settle.")
+    sync(root, Config())
+    with index.open_reader(root) as conn:
+        pool = candidate_pool(conn, "latencies spiking after the rollout", Config())
+        feats = {h.path: f for h, f in relevance.features(conn, pool)}
+    warm, window = feats["runbooks/cache-warmup.json"], feats["decisions/rollout-window.json"]
+    assert warm["has_questions"] == 1.0 and window["has_questions"] == 0.0
+    assert warm["questions_coverage"] > 0.9 and warm["body_coverage"] == 0.0 and warm["title_coverage"] == 0.0
+    assert window["questions_coverage"] == 0.0 and window["body_coverage"] > 0.5
+    assert warm["coverage"] >= warm["questions_coverage"]
+
+
 def test_a_clear_match_is_likely_and_an_incidental_one_is_not(root: Path) -> None:
     with index.open_reader(root) as conn:
         outcome = decide(conn, "stripe webhooks keep failing with a 400 signature error in staging", parse_config(CALIBRATED))

@@ -16,17 +16,11 @@ from typing import Any
 from ..config import Config
 from ..defaults import IMPORT_BATCH, IMPORT_MAX_FILES
 from ..errors import MemindexError, UsageError
-from ..importers.claude_memory import project_key  # Claude Code's folder name of a project path
+from ..importers.claude_memory import claude_projects_dir, project_key  # Claude Code's folders
 from .parse import read_transcript
 from .store import write_summaries
 from .summary import summarise
 
-
-
-def claude_projects_dir() -> Path:
-    """`$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`."""
-    base = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
-    return Path(base) / "projects"
 
 
 def default_folder(root: str | os.PathLike[str]) -> Path:

@@ -55,21 +55,23 @@ def plan_write(root: str | os.PathLike[str], cfg: Config, memory: dict[str, Any]
     new session, ("update", path, patch) for one already written (its content keys that
     the new summary lacks are removed), or the final answer {status: skipped, reason} for
     a summary the user retired or archived (capture never brings it back)."""
-    from ..store.files import parse_json, read_bytes
+    from ..write.records import read_current, replacing
 
     rel = existing(root, memory["id"])
-    if rel is None:
+    current = read_current(root, rel, cfg) if rel is not None else None
+    if current is None:
         return ("save", CATEGORY, memory, target_folder(cfg))
-    current = parse_json(read_bytes(root, rel, int(cfg["index.max_file_bytes"]))[0])
-    if not isinstance(current, dict):
-        raise WriteError(f"{rel} is not a memory (top level is {type(current).__name__}); fix or remove it by hand")
     if current.get("record_status", "active") != "active":
         return {"status": "skipped", "path": rel, "reason": f"the summary is {current.get('record_status')}"}
-    patch = {k: v for k, v in memory.items() if k not in ("id", "created_at")}
-    old = current.get("content") if isinstance(current.get("content"), dict) else {}
-    patch["content"] = {**{k: None for k in old if k not in memory["content"]}, **memory["content"]}
-    patch["change_summary"] = "Captured again from the session transcript"
-    return ("update", rel, patch, current)
+    return ("update", rel, replacing(current, memory, "Captured again from the session transcript"), current)
+
+
+def _plan(root: str | os.PathLike[str], cfg: Config, memory: dict[str, Any]):
+    """`plan_write`, or a failed answer: one unreadable summary fails only itself."""
+    try:
+        return plan_write(root, cfg, memory)
+    except WriteError as exc:
+        return {"status": "failed", "error": str(exc)}
 
 
 def write_summaries(
@@ -81,7 +83,7 @@ def write_summaries(
     of `save` and `update`). One answer per memory: the write path's ({status: created|
     updated|unchanged|failed, path, ...}) or {status: skipped}."""
 
-    plans = [plan_write(root, cfg, m) for m in memories]
+    plans = [_plan(root, cfg, m) for m in memories]
     answers: list[dict[str, Any]] = [p if isinstance(p, dict) else {} for p in plans]
     todo = [i for i, p in enumerate(plans) if isinstance(p, tuple)]
     if dry_run:

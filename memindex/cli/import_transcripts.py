@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from ..config import Config
@@ -21,14 +20,17 @@ def register(p: argparse.ArgumentParser) -> None:
 
 
 def _progress(quiet: bool):
-    """A tqdm progress bar over the transcripts, on stderr (none with --quiet or --json)."""
+    """A progress bar over the transcripts on a terminal (none with --quiet or --json)."""
+    from ..text.progress import progress_bar
 
     def wrap(items: list):
-        if quiet:
-            return iter(items)
-        from tqdm import tqdm
-
-        return iter(tqdm(items, desc="transcripts", unit="file", file=sys.stderr, leave=False, disable=None))
+        bar = progress_bar(len(items), not quiet, 1, "file", "transcripts")
+        for item in items:
+            yield item
+            if bar is not None:
+                bar.update(1)
+        if bar is not None:
+            bar.close()
 
     return wrap
 

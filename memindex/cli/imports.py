@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 
 from ..config import Config
-from ..defaults import MEMORY_DIR
 from ..errors import UsageError
+from ..store.paths import project_of
 from ._common import AddParser, category_option, emit_json, err, lock_option
 
 
@@ -33,12 +33,6 @@ def register(add: AddParser) -> None:
 
 
 # --- shared -----------------------------------------------------------------------------
-
-
-def project_of(root: str) -> Path:
-    """The project a memory root belongs to (`<project>/.claude/memory`)."""
-    path = Path(os.path.abspath(root))
-    return path.parent.parent if path.parts[-2:] == MEMORY_DIR else path.parent
 
 
 def _paths(values: list[str] | None, what: str, folder: bool) -> list[Path]:
@@ -106,7 +100,7 @@ def cmd_adr(args: argparse.Namespace, root: str, cfg: Config) -> int:
 
 def _given_or_found(args: argparse.Namespace, root: str, cfg: Config, importer, given: list[Path], find, missing) -> int:
     """Import the paths given, else those `find(project)` finds (else say `missing(project)`)."""
-    project = project_of(root)
+    project = Path(project_of(root))
     paths = given or find(project)
 
     def planner(report):
@@ -131,7 +125,7 @@ def cmd_claude_memory(args: argparse.Namespace, root: str, cfg: Config) -> int:
     from ..importers import claude_memory
 
     given = _paths([args.source_dir] if args.source_dir else [], "--from", folder=True)
-    found = claude_memory.default_folder(project_of(root))
+    found = claude_memory.default_folder(Path(project_of(root)))
     return _given_or_found(args, root, cfg, claude_memory, given, lambda _: [found] if found.is_dir() else [],
                            lambda _: f"no Claude Code auto memory for this project at {found}")
 
@@ -168,7 +162,7 @@ def cmd_markdown(args: argparse.Namespace, root: str, cfg: Config) -> int:
     the kind their headings say."""
     from ..importers import loose
 
-    project = project_of(root)
+    project = Path(project_of(root))
     files = _paths(args.files, "file", folder=False)
     return _run(args, root, cfg, loose.KIND, lambda report: loose.plan(project, files, args.category, report))
 

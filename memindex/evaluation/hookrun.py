@@ -84,25 +84,30 @@ class Worker:
                 self.proc.wait()
 
 
-def run_store(store: Store, semantic: bool, scratch: Path, python: str = sys.executable) -> tuple[dict[str, dict], int]:
+def run_store(store: Store, semantic: bool, scratch: Path, python: str = sys.executable,
+              policy: dict | None = None) -> tuple[dict[str, dict], int]:
     """Per query of one store: what the hook injected, its block's size, how long it took,
-    and what the in-process policy picks; and how many queries the worker answered."""
+    and what the in-process policy picks; and how many queries the worker answered.
+    `policy`: the user's `retrieval` settings for this run (e.g. `{"match_strategy":
+    "calibrated"}`), given to the hook as the user's own config and to the in-process policy."""
     saved = os.environ.pop(ENV_CONFIG, None)
-    if semantic:
-        os.environ[ENV_CONFIG] = json.dumps({"semantic": {"enabled": True}})
+    user = {**({"semantic": {"enabled": True}} if semantic else {}), **({"retrieval": policy} if policy else {})}
+    if user:
+        os.environ[ENV_CONFIG] = json.dumps(user)
     try:
-        return _run_store(store, semantic, scratch, python)
+        return _run_store(store, semantic, scratch, python, user)
     finally:
         os.environ.pop(ENV_CONFIG, None)
         if saved is not None:
             os.environ[ENV_CONFIG] = saved
 
 
-def _run_store(store: Store, semantic: bool, scratch: Path, python: str) -> tuple[dict[str, dict], int]:
+def _run_store(store: Store, semantic: bool, scratch: Path, python: str, user: dict) -> tuple[dict[str, dict], int]:
     root = store.root
     project = root.parent.parent  # copy_store lays a set out as <project>/.claude/memory
     sync(root, SEMANTIC_CFG if semantic else Config())
-    strategy = Strategy("in process", semantic=semantic, now=None)
+    strategy = Strategy("in process", {k: v for k, v in user.items() if k != "semantic"}, semantic=semantic, now=None)
+    tag = (user.get("retrieval") or {}).get("match_strategy", "default")  # a session per prompt and policy
     cmd = hook_command(REPO, "prompt", python)
     worker = Worker(root) if semantic else None
     conn = index.open_reader(root)
@@ -112,7 +117,7 @@ def _run_store(store: Store, semantic: bool, scratch: Path, python: str) -> tupl
             transcript = scratch / f"{store.name}-{q['id']}.jsonl"
             turns = earlier_turns(transcript, q)  # also what the in-process policy is given
             payload = {
-                "session_id": f"eval-{store.name}-{q['id']}", "transcript_path": str(transcript), "cwd": str(project),
+                "session_id": f"eval-{tag}-{store.name}-{q['id']}", "transcript_path": str(transcript), "cwd": str(project),
                 "hook_event_name": "UserPromptSubmit", "prompt": q["query"],
             }
             start = time.perf_counter()
@@ -137,10 +142,11 @@ def _run_store(store: Store, semantic: bool, scratch: Path, python: str) -> tupl
 
 def run_hook_suite(names: tuple[str, ...] = SETS, semantic: bool = False, out: Callable[[str], None] = print,
                    sets_from: Callable[[Path], list[Store]] | None = None,
-                   questions: bool = False) -> dict[tuple[str, str], dict[str, float]]:
-    """(set, slice) -> metrics of what the hook injected; prints the table and every
-    prompt where the hook and the in-process policy differ. With `questions`, each memory
-    carries its blind questions (`sets.add_questions`)."""
+                   questions: bool = False, policy: dict | None = None) -> dict[tuple[str, str], dict[str, float]]:
+    """(set, slice) -> metrics of what the hook injected (slices dev, holdout and whole);
+    prints the table and every prompt where the hook and the in-process policy differ.
+    With `questions`, each memory carries its blind questions (`sets.add_questions`);
+    `policy`: the user's `retrieval` settings for the run (`run_store`)."""
     per_set: dict[str, tuple[list[dict], dict[str, dict]]] = {}
     worker_queries: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="memindex-hookrun-") as tmp_name:
@@ -149,7 +155,7 @@ def run_hook_suite(names: tuple[str, ...] = SETS, semantic: bool = False, out: C
         scratch.mkdir()
         stores = sets_from(tmp) if sets_from else all_sets(tmp, names, questions)
         for store in stores:
-            results, asked = run_store(store, semantic, scratch)
+            results, asked = run_store(store, semantic, scratch, policy=policy)
             worker_queries[store.set_name] = worker_queries.get(store.set_name, 0) + asked
             queries, merged = per_set.setdefault(store.set_name, ([], {}))
             for q in store.queries:
@@ -160,13 +166,16 @@ def run_hook_suite(names: tuple[str, ...] = SETS, semantic: bool = False, out: C
     summary: dict[tuple[str, str], dict[str, float]] = {}
     rows, differ = [], []
     for set_name, (queries, results) in per_set.items():
-        for slice_name in ("dev", "holdout"):
-            qs = [q for q in queries if is_holdout(set_name, q["id"]) == (slice_name == "holdout")]
+        for slice_name in ("dev", "holdout", "whole"):
+            qs = [q for q in queries if slice_name == "whole" or is_holdout(set_name, q["id"]) == (slice_name == "holdout")]
             if not qs:
                 continue
             m = inject_metrics(qs, results)
             m["tokens"] = sum(results[q["id"]]["chars"] for q in qs) / CHARS_PER_TOKEN / len(qs)
             m["same"] = sum(results[q["id"]]["inject"] == results[q["id"]]["in_process"] for q in qs) / len(qs)
+            negatives = [q for q in qs if not q["judgments"]]
+            m["prompts"], m["negatives"] = len(qs), len(negatives)
+            m["neg_injected"] = sum(1 for q in negatives if results[q["id"]]["inject"])
             p50, p95 = percentiles([results[q["id"]]["ms"] for q in qs])
             m["p50_ms"], m["p95_ms"] = p50, p95
             summary[(set_name, slice_name)] = m
@@ -178,6 +187,7 @@ def run_hook_suite(names: tuple[str, ...] = SETS, semantic: bool = False, out: C
                 differ.append(f"  {q['id']}: hook {r['inject']} (exit {r['exit']}), in process {r['in_process']}"
                               + (f"; stderr: {r['stderr'][:200]}" if r["stderr"] else ""))
     channel = "with the semantic worker (real `memindex serve`)" if semantic else "lexical"
+    channel += f", retrieval {json.dumps(policy)}" if policy else ", default policy"
     out(f"The prompt hook as Claude Code runs it ({' '.join(hook_command(REPO))}), {channel}:")
     out(table(["set", "slice", "prompts", "inject precision", "grade-2 recall", "negatives injected", "silent (positives)",
                "injected/prompt", "tokens/prompt", "same as in process", "hook p50 ms", "p95 ms"], rows))
@@ -188,4 +198,27 @@ def run_hook_suite(names: tuple[str, ...] = SETS, semantic: bool = False, out: C
     out(f"\nprompts where the hook and the in-process policy differ, or the hook failed: {len(differ)}")
     for line in differ:
         out(line)
+    return summary
+
+
+CALIBRATED = {"match_strategy": "calibrated"}
+RULES = {"match_strategy": "fts5_bm25"}
+
+
+def compare_policies(names: tuple[str, ...] = SETS, semantic: bool = False, out: Callable[[str], None] = print,
+                     sets_from: Callable[[Path], list[Store]] | None = None,
+                     questions: bool = False) -> dict[tuple[str, str, str], dict[str, float]]:
+    """The hand-set rules and the calibrated relevance model, each through the real hook on
+    the same prompts: (set, slice, policy) -> metrics, and one table side by side."""
+    summary: dict[tuple[str, str, str], dict[str, float]] = {}
+    for label, policy in (("rules", RULES), ("calibrated", CALIBRATED)):
+        got = run_hook_suite(names, semantic, out, sets_from, questions, policy)
+        summary.update({(s, sl, label): m for (s, sl), m in got.items() if sl != "worker"})
+        out("")
+    rows = [[s, sl, label, int(m["prompts"]), m["precision"], m["recall_g2"], f"{m['neg_injected']}/{m['negatives']}",
+             m["same"]] for (s, sl, label), m in summary.items()]
+    rows.sort(key=lambda r: (r[0], ("dev", "holdout", "whole").index(r[1]), r[2] != "rules"))
+    out("rules against the calibrated model, through the real hook " + ("with the worker" if semantic else "(lexical)") + ":")
+    out(table(["set", "slice", "policy", "prompts", "precision", "grade-2 recall", "negatives injected",
+               "same as in process"], rows))
     return summary

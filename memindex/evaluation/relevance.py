@@ -38,15 +38,23 @@ class Prompt:
     judgments: dict[str, int]
     rules: list[str]
     resume: bool = False
+    questions: bool = False  # its store's memories carry their blind questions (`sets.add_questions`)
     cands: list[tuple[str, dict[str, float]]] = field(default_factory=list)
+    # search ranking (`collect(ranking=True)`, with the worker): the top 10 of `memindex
+    # search` (BM25 and dense fused), of BM25 alone and of the dense channel alone, and the
+    # features of the union of the word matches and the `RANK_DEPTH` nearest by meaning
+    search: dict[str, list[str]] = field(default_factory=dict)
+    ranked: list[tuple[str, dict[str, float]]] = field(default_factory=list)
 
     @property
     def negative(self) -> bool:
         return not self.judgments
 
 
-def collect(stores: list[Store], semantic: bool = False) -> list[Prompt]:
-    """Every prompt of every store, through the product's candidate pool and features."""
+def collect(stores: list[Store], semantic: bool = False, questions: bool = False, ranking: bool = False) -> list[Prompt]:
+    """Every prompt of every store, through the product's candidate pool and features
+    (`questions`: the stores' memories were given their questions; `ranking`, with
+    `semantic`: also each judged prompt's search rankings, `Prompt.search` and `.ranked`)."""
     out: list[Prompt] = []
     # the rules' choice, for comparison (the product's default is the model itself)
     cfg = parse_config({"retrieval": {"match_strategy": "fts5_bm25"}, "semantic": {"enabled": semantic}})
@@ -62,7 +70,7 @@ def collect(stores: list[Store], semantic: bool = False) -> list[Prompt]:
                 dense_fn = strategy.worker_view(conn, q["query"], turns) if semantic else None
                 outcome = decide(conn, q["query"], cfg, turns=turns, now=NOW, params=params, dense=dense_fn)
                 p = Prompt(store.set_name, store.name, q["id"], q.get("kind", ""), is_holdout(store.set_name, q["id"]),
-                           dict(q["judgments"]), [h.path for h in outcome.hits])
+                           dict(q["judgments"]), [h.path for h in outcome.hits], questions=questions)
                 if outcome.intent == "resume" or "resume" in intents_of(q["query"]):
                     p.resume = True
                 elif len(q["query"].strip()) >= cfg["retrieval.min_prompt_chars"]:
@@ -70,9 +78,39 @@ def collect(stores: list[Store], semantic: bool = False) -> list[Prompt]:
                     dense = outcome.dense if semantic else None
                     pool = with_nearest(conn, pool, dense, NOW)
                     p.cands = [(h.path, f) for h, f in features(conn, pool, NOW, dense)]
+                    if ranking and dense is not None and p.judgments:
+                        _rankings(conn, p, q["query"], turns, cfg, params, strategy, dense)
                 out.append(p)
         conn.close()
     return out
+
+
+RANK_DEPTH = 10  # search ranks the word matches and this many nearest memories by meaning
+
+
+def _rankings(conn, p: Prompt, prompt: str, turns: list[str], cfg, params: Params, strategy: Strategy, dense) -> None:
+    """The search rankings of one prompt (see `Prompt.search`)."""
+    from memindex.policy.prompt import enrich
+    from memindex.retrieval.query import Filters, search
+    from memindex.semantic.fusion import fused_search
+
+    text, filters, channel = enrich(prompt, turns, cfg), Filters.from_config(cfg), strategy.dense(conn)
+    fused, _ = fused_search(conn, text, channel, limit=10, params=params, filters=filters, now=NOW)
+    paths = dict(conn.execute("SELECT rowid, path FROM documents"))
+    p.search = {
+        "fused": [h.path for h in fused],
+        "bm25": [h.path for h in search(conn, text, limit=10, params=params, filters=filters, now=NOW, related=True)],
+        "dense": [paths[r] for r, _ in (channel(text, None, False, 10) or [])],
+    }
+    pool = with_nearest(conn, candidate_pool(conn, prompt, cfg, turns=turns, now=NOW, params=params), dense, NOW, RANK_DEPTH)
+    p.ranked = [(h.path, f) for h, f in features(conn, pool, NOW, dense)]
+
+
+def recall_at(prompts: list[Prompt], runs: list[list[str]], k: int = 10) -> float:
+    """Mean over these prompts of the share of their judged memories in a run's top k."""
+    shares = [sum(1 for x in run[:k] if p.judgments.get(x, 0) >= 1) / sum(1 for g in p.judgments.values() if g >= 1)
+              for p, run in zip(prompts, runs)]
+    return sum(shares) / len(shares) if shares else 0.0
 
 
 # --- the model -----------------------------------------------------------------------------

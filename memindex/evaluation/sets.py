@@ -26,7 +26,12 @@
   the real hook; nothing tuned on it since);
 - jetty: evalsets/jetty, written blind by a seventh helper for the relevance model (a
   satellite ground-station scheduler; first measured whole and unseen, rules against the
-  shipped model: docs/evaluation.md; never trained on).
+  shipped model: docs/evaluation.md; since then its dev slice is trained on like the
+  other engineering sets'; it has no questions.json);
+- lumen: evalsets/lumen, written blind by an eighth helper (a video transcoding platform;
+  103 memories, 95 prompts, 23 unrelated), measured once, whole and unseen, through the
+  real hook, rules against the calibrated model (docs/evaluation.md); not trained on; no
+  questions.json.
 
 Each local set also has `questions.json`: for every memory (path relative to the memory
 folder), the questions a model would write at save time (the `questions` field), written
@@ -49,8 +54,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent.parent
 HOLDOUT_SHARE = 0.3
-SETS = ("harbor", "atlas", "locomo", "cedar", "fjord", "quarry", "sedge", "heron", "ibis", "jetty")  # every set, in the order tables show them
-LOCOMO_JSON = REPO.parent / "shared" / "data" / "locomo" / "locomo10.json"
+SETS = ("harbor", "atlas", "locomo", "cedar", "fjord", "quarry", "sedge", "heron", "ibis", "jetty", "lumen")  # every set, in the order tables show them
+# the shared data folder beside the repository (or beside the folder of its git worktrees)
+LOCOMO_JSON = next((p for p in (REPO.parent / "shared" / "data" / "locomo" / "locomo10.json",
+                                REPO.parent.parent / "shared" / "data" / "locomo" / "locomo10.json") if p.exists()),
+                   REPO.parent / "shared" / "data" / "locomo" / "locomo10.json")
 
 
 @dataclass

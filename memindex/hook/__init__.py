@@ -1,10 +1,10 @@
-"""Claude Code hooks: UserPromptSubmit (inject), PreToolUse (the memories of the file at
-hand), PostToolUse (sync one file), SessionStart, Stop (session capture, save prompts) and
-SessionEnd (session capture).
+"""Claude Code hooks (and other clients' formats, `clients`): UserPromptSubmit (`prompt`:
+inject), PreToolUse and PostToolUse (`file`: the memories of the file at hand; sync one
+file), SessionStart, Stop and SessionEnd (`session`: capture, save prompts). This module
+reads the payload, dispatches to the event's module and prints its answer.
 
-The prompt path is the product's first impression: standard library and this package
-only, the index opened read-only, no memory file read, never a traceback on stdout. Any
-failure means silence on stdout, one line on stderr, exit 0.
+Standard library and this package only; any failure means silence on stdout, one line on
+stderr, exit 0.
 """
 
 from __future__ import annotations
@@ -12,10 +12,8 @@ from __future__ import annotations
 import os
 import sys
 
-from ..defaults import DENSE_K, FILES_TAIL_BYTES, FOLDERS, HOOK_BUDGET_S as BUDGET_S, HOOK_MAX_STDIN as MAX_STDIN
+from ..defaults import HOOK_BUDGET_S as BUDGET_S, HOOK_MAX_STDIN as MAX_STDIN
 from ..lean import loads
-
-_ABSENT = object()  # no worker answers: start one once the prompt is answered
 
 
 class Quiet(Exception):
@@ -60,284 +58,11 @@ def _root_for(path: object):
         raise Quiet(f"no .claude/memory above {_short(path)}") from None
 
 
-def on_prompt(data: dict) -> str:
-    """UserPromptSubmit: the few memories that clearly matter, or nothing."""
-    prompt = data.get("prompt")
-    if not isinstance(prompt, str):
-        prompt = data.get("user_prompt")
-    if not isinstance(prompt, str):
-        raise Quiet("hook input has no prompt")
-    root = _root_for(data.get("cwd"))
-    from ..config import load_config
-
-    cfg = load_config(root)
-    for warning in cfg.warnings:
-        note(f"config: {warning}")
-    from ..policy.prompt import needs_context, wants_injection
-
-    if not wants_injection(prompt, cfg):
-        return ""
-    transcript = data.get("transcript_path")
-    if not isinstance(transcript, str) or not transcript:
-        transcript = None  # nothing to read: the transcript module is not even loaded
-    want_turns = transcript is not None and needs_context(prompt, cfg)
-    want_session = transcript is not None and (cfg["retrieval.skip_injected"] or cfg["retrieval.file_anchors"])
-    tail, turns, session = None, [], None
-    if want_turns or want_session:
-        from ..policy.transcript import read_tail
-
-        scan = cfg["retrieval.transcript_context.scan_bytes"] if want_session else 0
-        tail = read_tail(transcript, max(scan, cfg["retrieval.transcript_context.tail_bytes"] if want_turns else 0))
-    if want_turns:
-        from ..policy.transcript import recent_user_turns
-
-        turns = recent_user_turns(
-            transcript,
-            max_turns=cfg["retrieval.transcript_context.max_turns"],
-            tail_bytes=cfg["retrieval.transcript_context.tail_bytes"],
-            skip=prompt,
-            tail=tail,
-        )
-    dense = _ask_worker(root, prompt, turns, cfg) if cfg["semantic.enabled"] else None  # it embeds meanwhile
-    if want_session:
-        from ..policy.transcript import read_session
-
-        session = read_session(transcript, cfg["retrieval.transcript_context.scan_bytes"], FILES_TAIL_BYTES, tail)
-    from ..store.paths import display_prefix
-
-    prefix = display_prefix(root)
-    options = {"turns": turns, "session": session, "dense": dense if dense is not _ABSENT else None, "shown_prefix": prefix,
-               "session_id": data.get("session_id")}
-    from .. import index
-    from ..lean import sqlite3
-
-    try:
-        hits = _answer(root, prompt, cfg, options)
-    except index.IndexTooNew as exc:
-        raise Quiet(str(exc)) from None  # never rebuilt by this older copy (SessionStart tells the user)
-    except index.IndexUnavailable as exc:
-        from ..index import freshen
-
-        if not freshen.build_missing_index(root, note):
-            raise Quiet(str(exc)) from None
-        hits = _answer(root, prompt, cfg, options)
-    except sqlite3.DatabaseError as exc:
-        if not index.is_corruption(exc):
-            raise
-        # Damaged pages past the header: readers cannot see it on opening, so the repair
-        # starts here, instead of the hook staying silent on every prompt.
-        note(f"the index is damaged ({exc})")
-        from ..index import freshen
-
-        if not freshen.build_missing_index(root, note, rebuild=True):
-            raise Quiet("a rebuild was started") from None
-        hits = _answer(root, prompt, cfg, options)
-    from ..text.render import memory_context
-
-    block = memory_context(hits, prefix)
-    # for the PreToolUse hook, and for the Stop hook's save prompts: Claude Code writes the
-    # transcript lazily, so at Stop the turn's prompt may not be in it yet (tests/e2e)
-    if (cfg["retrieval.tool_anchors"] and cfg["retrieval.file_anchors"]) or cfg["capture.save_prompts"]:
-        from ..policy import memo
-
-        memo.remember(data.get("session_id"), prompt, turns, [prefix + h.path for h in hits])
-    if dense is _ABSENT:  # started after the answer: the new worker's start-up does not slow this prompt
-        from ..semantic import client
-
-        client.restart(root, client.session_parent())
-    return block
-
-
-def _answer(root, prompt: str, cfg, options: dict) -> list:
-    """What to inject, from a read-only connection (a stale index is refreshed for next time)."""
-    from .. import index
-    from ..policy.inject import auto_inject
-
-    conn = index.open_reader(root, busy_ms=1000)
-    try:
-        index.refresh(conn, root, note)
-        return auto_inject(conn, prompt, cfg, **options)
-    finally:
-        conn.close()
-
-
-def _ask_worker(root, prompt: str, turns: list[str], cfg):
-    """Send the prompt to the resident worker now, so that it embeds while the lexical
-    search runs; returns the callable that collects its answer for the lexical candidates
-    (within semantic.hook_budget_ms in all), None when the worker cannot be asked, or
-    _ABSENT when there is none: the hook then starts one for the next prompt (at most once
-    per SPAWN_GUARD_S, `defaults`), once this prompt's answer is ready."""
-    from ..policy.prompt import dense_text
-    from ..semantic import client
-
-    pending = client.begin(root, dense_text(prompt, turns, cfg), k=DENSE_K, budget_s=cfg["semantic.hook_budget_ms"] / 1000.0)
-    if pending is None:  # silent, as without the semantic channel; only a hostile socket folder is said
-        if client.last_failure == "absent":
-            return _ABSENT
-        if client.last_failure == "unsafe":
-            note(f"semantic worker not used: {client.runtime_dir()} is not a private folder of this user")
-        return None
-
-    def collect(rowids: list[int]):
-        from ..policy.inject import worker_view  # loaded by then: the policy is the caller
-
-        return worker_view(pending)(rowids)
-
-    return collect
-
-
-def keep_fresh(data: dict) -> str:
-    """A prompt in a client that cannot take context (Cursor): a stale or missing index is
-    refreshed in the background; nothing is added."""
-    root = _root_for(data.get("cwd"))
-    from .. import index
-    from ..index import freshen
-
-    try:
-        conn = index.open_reader(root, busy_ms=1000)
-    except index.IndexUnavailable:
-        freshen.spawn_sync(root, note)
-        return ""
-    try:
-        index.refresh(conn, root, note)
-    finally:
-        conn.close()
-    return ""
-
-
-def on_pre_tool_use(data: dict) -> str:
-    """PreToolUse on Read|Edit|MultiEdit|Write: the memories of the file at hand."""
-    root = _root_for(data.get("cwd"))
-    from .. import index
-    from .file import answer
-
-    try:
-        return answer(data, root, note)
-    except index.IndexUnavailable as exc:
-        raise Quiet(str(exc)) from None
-
-
-def on_post_tool_use(data: dict) -> str:
-    """PostToolUse on Write|Edit|MultiEdit: sync the edited memory file, in the background."""
-    from ..index import freshen
-
-    tool_input = data.get("tool_input")
-    path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
-    if not isinstance(path, str) or not path.endswith(".json"):
-        return ""
-    if not os.path.isabs(path) and isinstance(data.get("cwd"), str):
-        path = os.path.join(data["cwd"], path)
-    path = os.path.abspath(path)
-    root = _root_for(os.path.dirname(path))
-    rel = os.path.relpath(path, root).replace(os.sep, "/")
-    if rel.startswith("..") or rel.split("/")[0] not in FOLDERS or rel.count("/") != 1:
-        return ""
-    freshen.spawn_sync(root, note, [rel], lock_timeout=30.0)
-    return ""
-
-
-def on_session_start(data: dict) -> str:
-    """SessionStart: refresh the index in the background; tell the user (not the model)
-    what needs their attention; optionally name the latest session summaries (passive
-    recall, off by default: see docs/evaluation.md)."""
-    root = _root_for(data.get("cwd"))
-    from .. import index
-    from ..index import freshen, health
-
-    attention = None
-    try:
-        conn = index.open_reader(root, busy_ms=1000)
-    except index.IndexTooNew as exc:
-        attention = f"memindex: {exc}"
-    except index.IndexUnavailable:
-        freshen.build_missing_index(root, note)
-    else:
-        try:
-            attention = health.session_message(conn, root) if data.get("source") != "compact" else None
-        finally:
-            conn.close()
-        freshen.spawn_sync(root, note)
-    return health.session_output(attention, _session_start_block(root, data))
-
-
-def _session_start_block(root, data: dict) -> str:
-    """The latest session summaries, when `retrieval.session_start.inject_recent` asks."""
-    from .. import index
-    from ..config import load_config
-
-    cfg = load_config(root)
-    if cfg["semantic.enabled"]:  # keep the model warm for this session's prompts
-        from ..semantic import client
-
-        client.start(root, client.session_parent())
-    count = cfg["retrieval.session_start.inject_recent"]
-    if count <= 0 or not cfg["retrieval.enabled"]:
-        return ""
-    from ..store.paths import display_prefix
-    from ..retrieval.query import latest
-    from ..text.render import memory_context
-
-    try:
-        conn = index.open_reader(root, busy_ms=1000)
-    except index.IndexUnavailable as exc:
-        note(str(exc))
-        return ""
-    with conn:
-        hits = latest(conn, "session_summary", count)
-    return memory_context(hits, display_prefix(root))
-
-
-def capture_session(root, data: dict, cfg) -> None:
-    """Session capture (memindex.capture): the session's summary is rewritten by a
-    detached job; this only asks for it (coalesced per session, returns at once)."""
-    from ..capture.schedule import request_capture
-    from ..errors import UnsafeFile
-
-    try:
-        request_capture(root, data, bool(cfg["capture.enabled"]))
-    except (OSError, UnsafeFile) as exc:
-        note(f"no session capture: {exc}")
-
-
-def on_stop(data: dict) -> str:
-    """Stop (after every turn): the session's summary is brought up to date in the
-    background (a session killed before its end still has one); then at most one save
-    prompt for what the latest turn decided, fixed, found, deferred or was asked to
-    remember (the only output; the stop goes on without it)."""
-    from ..config import load_config
-
-    root = _root_for(data.get("cwd"))
-    cfg = load_config(root)  # once for both
-    capture_session(root, data, cfg)
-    return save_prompt(data, cfg)
-
-
-def on_session_end(data: dict) -> str:
-    """SessionEnd: the final capture (coalesced with the last Stop's)."""
-    from ..config import load_config
-
-    root = _root_for(data.get("cwd"))
-    capture_session(root, data, load_config(root))
-    return ""
-
-
-def save_prompt(data: dict, cfg) -> str:
-    """The triage's block decision, or "" (capture/triage.py: never after a blocked stop,
-    `stop_hook_active`). Off with `capture.save_prompts: false`."""
-    if not cfg["capture.save_prompts"]:
-        return ""
-    from ..capture import asked
-    from ..capture.triage import stop_decision
-
-    try:
-        return stop_decision(data)
-    except asked.Unavailable as exc:
-        raise Quiet(f"no save prompt: {exc}") from None
-
-
+# event -> (module of this package, its handler): a hook loads only its own event's code
 HANDLERS = {
-    "prompt": on_prompt, "pre-tool-use": on_pre_tool_use, "post-tool-use": on_post_tool_use,
-    "session-start": on_session_start, "stop": on_stop, "session-end": on_session_end,
+    "prompt": ("prompt", "on_prompt"), "pre-tool-use": ("file", "on_pre_tool_use"),
+    "post-tool-use": ("file", "on_post_tool_use"), "session-start": ("session", "on_session_start"),
+    "stop": ("session", "on_stop"), "session-end": ("session", "on_session_end"),
 }
 
 
@@ -351,9 +76,13 @@ def run(event: str, raw: bytes, client: str = "claude") -> str:
     del _notes[:]
     out = ""
     try:
-        handler = HANDLERS.get(event)
-        if handler is None:
+        where = HANDLERS.get(event)
+        if where is None:
             raise Quiet(f"unknown hook event {_short(event)}")
+        module, name = where
+        if (client, event) == ("cursor", "prompt"):
+            name = "keep_fresh"
+        handler = getattr(__import__(f"{__name__}.{module}", fromlist=[name]), name)
         if client == "claude":  # the hooks' own format: the clients module loads for the others only
             out = handler(_payload(raw))
         else:
@@ -362,8 +91,6 @@ def run(event: str, raw: bytes, client: str = "claude") -> str:
             if client not in clients.CLIENTS or not clients.supports(client, event):
                 asked, client = client, client if client in clients.CLIENTS else "claude"
                 raise Quiet(f"no {_short(event)} hook for client {_short(asked)}")
-            if (client, event) == ("cursor", "prompt"):
-                handler = keep_fresh
             out = handler(clients.normalize(client, _payload(raw)))
     except Quiet as exc:
         note(str(exc))

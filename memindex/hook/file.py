@@ -1,5 +1,6 @@
-"""The PreToolUse hook: when the assistant is about to read or edit a file, the memories
-anchored to it that still fit the user's latest prompt (`inject.on_file`, rule 10).
+"""The file hooks. PreToolUse: when the assistant is about to read or edit a file, the
+memories anchored to it that still fit the user's latest prompt (`inject.on_file`, rule
+10). PostToolUse: a memory file the assistant wrote is synced in the background.
 
 The prompt comes from the session memo the prompt hook left (`memindex.policy.memo`), else from
 the transcript. The answer is JSON `additionalContext` (Claude Code shows a PreToolUse
@@ -10,6 +11,9 @@ Standard library only, like the rest of the hooks' path.
 from __future__ import annotations
 
 import os
+
+from ..defaults import FOLDERS
+from . import Quiet, _root_for, note
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -77,3 +81,34 @@ def answer(data: dict, root: str, note: Callable[[str], None]) -> str:
     from ..lean import dumps
 
     return dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": block}}) + "\n"
+
+
+def on_pre_tool_use(data: dict) -> str:
+    """PreToolUse on Read|Edit|MultiEdit|Write: the memories of the file at hand."""
+    root = _root_for(data.get("cwd"))
+    from .. import index
+    from .file import answer
+
+    try:
+        return answer(data, root, note)
+    except index.IndexUnavailable as exc:
+        raise Quiet(str(exc)) from None
+
+
+def on_post_tool_use(data: dict) -> str:
+    """PostToolUse on Write|Edit|MultiEdit: sync the edited memory file, in the background."""
+    from ..index import freshen
+
+    tool_input = data.get("tool_input")
+    path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+    if not isinstance(path, str) or not path.endswith(".json"):
+        return ""
+    if not os.path.isabs(path) and isinstance(data.get("cwd"), str):
+        path = os.path.join(data["cwd"], path)
+    path = os.path.abspath(path)
+    root = _root_for(os.path.dirname(path))
+    rel = os.path.relpath(path, root).replace(os.sep, "/")
+    if rel.startswith("..") or rel.split("/")[0] not in FOLDERS or rel.count("/") != 1:
+        return ""
+    freshen.spawn_sync(root, note, [rel], lock_timeout=30.0)
+    return ""

@@ -95,10 +95,16 @@ def _main_checkout(dot: Path) -> Path | None:
     return common.parent
 
 
+def claude_projects_dir() -> Path:
+    """Claude Code's per-project folders (transcripts, auto memory): `$CLAUDE_CONFIG_DIR/projects`,
+    else `~/.claude/projects`."""
+    base = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    return Path(base) / "projects"
+
+
 def default_folder(project: Path) -> Path:
     """Where Claude Code keeps this project's auto memory."""
-    base = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
-    return base / "projects" / project_key(str(git_root(project))) / "memory"
+    return claude_projects_dir() / project_key(str(git_root(project))) / "memory"
 
 
 def memory_files(folder: Path) -> list[Path]:

@@ -12,16 +12,17 @@ in place.
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..config import Config
 from ..defaults import CATEGORY_FOLDER, FOLDERS, IMPORT_BATCH, IMPORT_PROGRESS_MIN
-from ..errors import LockTimeout, MemindexError, MemoryFileError, WriteError
-from ..store.files import parse_json, read_bytes, walk
+from ..text.progress import progress_bar
+from ..errors import LockTimeout, MemindexError, WriteError
+from ..store.files import walk
 from ..write import display, save_memories, set_status, update_memory
+from ..write.records import read_current, replacing
 from .source import alternate_id, same_origin
 
 
@@ -87,31 +88,6 @@ def read_or_skip(report: Report, path: Path, label: str) -> str | None:
         return None
 
 
-def _progress(total: int, enabled: bool, kind: str):
-    if not enabled or total < IMPORT_PROGRESS_MIN or not sys.stderr.isatty():
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, unit="memory", desc=f"import {kind}", file=sys.stderr, leave=False)
-
-
-def _read(root: Path, rel: str, cfg: Config) -> dict[str, Any] | None:
-    """The memory at `rel`, or None when there is none; WriteError for a file that is there
-    but is no memory (it is never overwritten)."""
-    if not os.path.lexists(os.path.join(root, rel)):
-        return None
-    try:
-        data, _ = read_bytes(root, rel, int(cfg["index.max_file_bytes"]))
-        parsed = parse_json(data)
-    except MemoryFileError as exc:
-        raise WriteError(f"{display(root, rel)} is in the way and is not a readable memory ({exc})") from None
-    if not isinstance(parsed, dict):
-        raise WriteError(f"{display(root, rel)} is in the way and is not a memory")
-    return parsed
-
-
 def _locate(root: Path, cfg: Config, item: Planned, claimed: set[str]) -> tuple[str, dict[str, Any] | None, list[str]]:
     """(where the memory goes, the memory already there or None, older copies of the same
     origin in another category folder). The id is the planned one unless a memory of
@@ -123,32 +99,19 @@ def _locate(root: Path, cfg: Config, item: Planned, claimed: set[str]) -> tuple[
         if folder != CATEGORY_FOLDER[item.category]:
             rel = f"{folder}/{item.id}.json"
             if os.path.lexists(os.path.join(root, rel)):
-                other = _read(root, rel, cfg)
+                other = read_current(root, rel, cfg)
                 if other and same_origin(other.get("source"), src) and other.get("record_status") != "retired":
                     moved.append(rel)
     for mem_id in (item.id, alternate_id(item.id, src)):
         rel = f"{CATEGORY_FOLDER[item.category]}/{mem_id}.json"
         if rel in claimed:
             continue
-        current = _read(root, rel, cfg)
+        current = read_current(root, rel, cfg)
         if current is None or same_origin(current.get("source"), src):
             item.id = mem_id
             claimed.add(rel)
             return rel, current, moved
     raise WriteError(f"memories of another origin already hold the ids {item.id!r} and {alternate_id(item.id, src)!r}")
-
-
-def _patch(current: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
-    """The update that makes `current` what the source says: content replaced whole (a key
-    gone at the source goes), title, tags, related files and source replaced."""
-    patch = {k: v for k, v in data.items() if k not in ("created_at", "updated_at", "id", "category")}
-    content = dict(data.get("content") or {})
-    old = current.get("content")
-    if isinstance(old, dict):
-        content.update({k: None for k in old if k not in content})
-    patch["content"] = content
-    patch["change_summary"] = "Re-imported: the source changed"
-    return patch
 
 
 def apply(
@@ -168,7 +131,7 @@ def apply(
     placed: dict[str, tuple[str, Planned, dict[str, Any] | None]] = {}  # label -> (rel, item, memory)
     new: list[tuple[str, Planned]] = []
     claimed: set[str] = set()
-    bar = _progress(len(planned), progress, report.kind)
+    bar = progress_bar(len(planned), progress, IMPORT_PROGRESS_MIN, "memory", f"import {report.kind}")
     try:
         for item in planned:
             try:
@@ -251,7 +214,7 @@ def _update(
         return current
     report.updated.append(shown)
     if not report.dry_run:
-        update_memory(root, cfg, rel, _patch(current, item.data), lock_timeout=lock_timeout)
+        update_memory(root, cfg, rel, replacing(current, item.data, "Re-imported: the source changed"), lock_timeout=lock_timeout)
     return current
 
 
@@ -272,7 +235,7 @@ def _retire_gone(root: Path, cfg: Config, report: Report, planned: list[Planned]
     wanted = {(p.data["source"].get("path"), p.data["source"].get("section")) for p in planned}
     for rel in sorted(walk(root)):
         try:
-            mem = _read(root, rel, cfg)
+            mem = read_current(root, rel, cfg)
         except WriteError:
             continue
         src = mem.get("source") if mem else None

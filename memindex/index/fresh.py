@@ -9,8 +9,9 @@ from __future__ import annotations
 import os
 import time
 
-from ..defaults import FOLDERS, FRESH_SYNC_COST_FACTOR, FRESH_SYNC_MIN_S, FUTURE_SLACK_S
+from ..defaults import FOLDERS, FRESH_SYNC_COST_FACTOR, FRESH_SYNC_MIN_S, FUTURE_SLACK_S, SPAWN_MARKER
 from ..lean import loads, sqlite3
+from ..store import rootfs
 from .db import meta_values
 
 TYPE_CHECKING = False  # annotations only
@@ -119,7 +120,7 @@ def refresh(conn: sqlite3.Connection, root: str | os.PathLike[str], say: Callabl
         from .freshen import spawn_sync
 
         spawn_sync(root, say, None, 0.0, FRESH_SYNC_MIN_S)
-    elif (interval := sync_due(conn)) is not None:
-        from .freshen import spawn_sync
+    elif (interval := sync_due(conn)) is not None and not rootfs.guarded(os.path.join(root, SPAWN_MARKER), interval):
+        from .freshen import spawn_sync  # once per interval: the prompts between load nothing more
 
         spawn_sync(root, say, None, 0.0, interval, "--if-changed")

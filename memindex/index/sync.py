@@ -10,7 +10,6 @@ import math
 import os
 import random
 import sqlite3
-import sys
 import time
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
@@ -21,9 +20,10 @@ from .. import index
 from . import health
 from ..store import rootfs
 from ..config import Config, load_config
-from ..defaults import FOLDERS, INDEX_MD, LOCK_FILE, LOG_FILE, RACY_WINDOW_NS, WAIT_FILE
+from ..defaults import FOLDERS, INDEX_MD, LOCK_FILE, LOG_FILE, RACY_WINDOW_NS, SYNC_PROGRESS_MIN, WAIT_FILE
 from ..store.atomic import replace_atomic
 from .db import built_by
+from ..text.progress import progress_bar
 from ..text.render import safe_relpath
 from ..store.paths import FileStat, display_prefix
 from ..errors import LockTimeout, MemoryFileError, UnsafeFile, UsageError
@@ -91,17 +91,6 @@ class SyncReport:
         if self.semantic is None:
             del out["semantic"]  # the lexical index's report, as before the semantic channel
         return out
-
-
-def _progress(total: int, enabled: bool):
-    """A progress bar on a terminal only; pipes stay clean."""
-    if not enabled or total < 2000 or not sys.stderr.isatty():
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, unit="file", desc="indexing", file=sys.stderr, leave=False)
 
 
 def sync(
@@ -276,7 +265,7 @@ def _sync_locked(
         report.rebuilt = why
         to_read, gone = _diff(current, docs, bad, report.problems)
         max_bytes = cfg["index.max_file_bytes"]
-        bar = _progress(len(to_read), progress)
+        bar = progress_bar(len(to_read), progress, SYNC_PROGRESS_MIN, "file", "indexing")
         try:
             with index.transaction(conn):
                 if rebuild and only_list is None:

@@ -14,6 +14,7 @@ import math
 import os
 
 from ..defaults import CATEGORY_PRIORITY, COVERAGE_TERMS, DATA_DIR
+from ..index.reads import IN_LIST, json_list
 from ..lean import loads
 from ..retrieval.query import coverage
 
@@ -41,8 +42,12 @@ DESCRIBE: dict[str, str] = {
     "coverage_top": "covers most of the prompt (top match)",
     "best_coverage": "how well the best match covers the prompt",
     "coverage_rank": "rank by coverage",
+    "known_coverage": "share of the prompt's known words it holds (typos and unknown words left out)",
     "title_coverage": "share of the prompt's rare words in its title",
     "tags_coverage": "share of the prompt's rare words in its tags",
+    "body_coverage": "share of the prompt's rare words in its text",
+    "questions_coverage": "share of the prompt's rare words in the questions it answers",
+    "has_questions": "it lists the questions it answers",
     "n_terms": "number of words in the prompt",
     "rarity": "how rare the prompt's words are in this store",
     "unknown": "share of the prompt's words no memory has",
@@ -85,6 +90,13 @@ def _now_days(now: datetime | None) -> float:
     return time.time() / 86400.0
 
 
+def _with_questions(conn: sqlite3.Connection, rowids: list[int]) -> set[int]:
+    """Which of these memories list the questions they answer (a memory saved without them
+    cannot match there: its questions coverage is no evidence against it)."""
+    return {r for (r,) in conn.execute(
+        f"SELECT rowid FROM fts WHERE rowid IN {IN_LIST} AND questions <> ''", (json_list(rowids),))}
+
+
 def features(
     conn: sqlite3.Connection, pool: Pool, now: datetime | None = None, dense: Dense | None = None
 ) -> list[tuple[Hit, dict[str, float]]]:
@@ -93,12 +105,14 @@ def features(
     if not active:
         return []
     plan = pool.plan
-    coverage(conn, plan, active, columns=("title",))
-    title_cov = [h.coverage or 0.0 for h in active]
-    coverage(conn, plan, active, columns=("tags",))
-    tags_cov = [h.coverage or 0.0 for h in active]
-    coverage(conn, plan, active)
-    covs = [h.coverage or 0.0 for h in active]
+    # the prompt's coverage by each column, then the memory's whole (the hits loaded once)
+    cov: dict[str, list[float]] = {}
+    for name, columns, absent in (("title", ("title",), None), ("tags", ("tags",), None), ("body", ("body",), None),
+                                  ("questions", ("questions",), None), ("known", (), 0.0), ("all", (), None)):
+        coverage(conn, plan, active, columns=columns, absent=absent, loaded=bool(cov))
+        cov[name] = [h.coverage or 0.0 for h in active]
+    asks = _with_questions(conn, [h.via or h.rowid for h in active])
+    covs = cov["all"]
     best_cov = max(covs) or 1.0
     by_cov = sorted(range(len(covs)), key=lambda i: -covs[i])
     cov_rank = {i: r for r, i in enumerate(by_cov)}
@@ -130,8 +144,12 @@ def features(
             "coverage_top": float(covs[i] >= best_cov),
             "best_coverage": best_cov,
             "coverage_rank": math.log1p(cov_rank[i]),
-            "title_coverage": title_cov[i],
-            "tags_coverage": tags_cov[i],
+            "known_coverage": cov["known"][i],
+            "title_coverage": cov["title"][i],
+            "tags_coverage": cov["tags"][i],
+            "body_coverage": cov["body"][i],
+            "questions_coverage": cov["questions"][i],
+            "has_questions": float((h.via or h.rowid) in asks),
             "n_terms": n_terms,
             "rarity": rarity,
             "unknown": unknown,

@@ -387,6 +387,7 @@ def coverage(
     top_terms: int | None = COVERAGE_TERMS,
     columns: tuple[str, ...] = (),
     absent: float | None = None,
+    loaded: bool = False,
 ) -> None:
     """Set each hit's share of the query's IDF mass that it matches: near 1 when the memory
     explains the prompt, near 0 when it only shares a generic word with it. Corpus-relative,
@@ -396,7 +397,8 @@ def coverage(
     `top_terms` heaviest terms (None: all), so a long, specific prompt is not diluted by
     its incidental words; `columns` limits what may match (the write path ignores the
     category words). Hits are re-matched term by term in a scratch FTS5 table: exact FTS5
-    semantics at the cost of a few tiny queries."""
+    semantics at the cost of a few tiny queries (`loaded`: the caller's previous call loaded
+    these same hits; the relevance model measures several columns in a row)."""
     weights = {t: plan.idf(t) if df or absent is None else absent for t, df in plan.df.items()}
     values = list(weights.values())
     if plan.runs:  # bigrams: seams between words weigh nothing, unknown words do
@@ -411,9 +413,10 @@ def coverage(
         return
     # A replacement found through a retired memory is judged by the words that found it.
     by_rowid = {hit.via or hit.rowid: hit for hit in hits}
-    Scratch.load_from(conn, by_rowid)
-    if plan.side_df:
-        Scratch.load_from(conn, by_rowid, spaceless=True)
+    if not loaded:
+        Scratch.load_from(conn, by_rowid)
+        if plan.side_df:
+            Scratch.load_from(conn, by_rowid, spaceless=True)
     got = {rowid: 0.0 for rowid in by_rowid}
     for term, df in plan.df.items():
         if df == 0:

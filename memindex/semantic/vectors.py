@@ -18,12 +18,13 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-import sys
 import time
 
 from .. import index
+from ..defaults import EMBED_PROGRESS_MIN
 from ..errors import ModelError, ModelNotFound
 from ..index import vectors
+from ..text.progress import progress_bar
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     from ..config import Config
 
 TEXT_CHARS = 2_000  # characters embedded per memory: the model reads 256 tokens (~1,000 characters) at most
-PROGRESS_MIN = 256  # memories to embed from which a terminal shows a progress bar
 
 _EMBEDDERS: dict[str, object] = {}  # model setting -> loaded embedder, once per process
 
@@ -66,17 +66,6 @@ def to_blob(vec: "np.ndarray") -> bytes:
     import numpy as np
 
     return np.asarray(vec, dtype="<f4").tobytes()
-
-
-def _progress(total: int, enabled: bool):
-    """A progress bar on a terminal only, for long runs (as sync's)."""
-    if not enabled or total < PROGRESS_MIN or not sys.stderr.isatty():
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, unit="memory", desc="embedding", file=sys.stderr, leave=False)
 
 
 def model_check(identity: object, stamp: str) -> str:
@@ -134,7 +123,7 @@ def embed_missing(conn: sqlite3.Connection, cfg: "Config", progress: bool = Fals
     todo.sort(key=lambda item: -item[1])  # batches of similar lengths: little padding
     batch = int(cfg["semantic.batch_size"])
     started, done = time.perf_counter(), 0
-    bar = _progress(len(todo), progress)
+    bar = progress_bar(len(todo), progress, EMBED_PROGRESS_MIN, "memory", "embedding")
     try:
         for start in range(0, len(todo), batch):
             rows = vectors.texts(conn, [rowid for rowid, _ in todo[start:start + batch]])

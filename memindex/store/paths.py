@@ -107,9 +107,12 @@ def display_prefix(root: str | os.PathLike[str]) -> str:
 
 
 def project_of(root: str | os.PathLike[str]) -> str:
-    """The folder relative memory paths are read from when no working directory is the
-    caller's (the MCP server): the project holding `.claude/memory`."""
-    return os.path.dirname(os.path.dirname(os.path.abspath(root)))
+    """The project a memory root belongs to: the folder holding `.claude/memory`, or the
+    root's parent for a root elsewhere (`--root`). Relative paths are read from it when no
+    working directory is the caller's (the MCP server); importers look for its files."""
+    path = os.path.abspath(root)
+    parts = path.split(os.sep)
+    return os.path.dirname(os.path.dirname(path)) if tuple(parts[-2:]) == MEMORY_DIR else os.path.dirname(path)
 
 
 def inside(path: str, root_real: str) -> bool:

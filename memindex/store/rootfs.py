@@ -63,6 +63,15 @@ def single_flight(path: str, window_s: float, ahead_s: float = FUTURE_SLACK_S) -
     return True
 
 
+def guarded(path: str, window_s: float) -> bool:
+    """Would `single_flight` refuse a start now (a guard touched less than `window_s` ago)?
+    A look without touching anything; `single_flight` decides (and checks the file)."""
+    try:
+        return not expired(os.lstat(path).st_mtime, window_s)
+    except OSError:
+        return False
+
+
 def expired(mtime: float, window_s: float, ahead_s: float = FUTURE_SLACK_S) -> bool:
     """Is a guard touched at `mtime` older than `window_s`, or further than `ahead_s` in
     the future (the clock went back)?"""

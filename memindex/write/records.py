@@ -170,3 +170,39 @@ def transition(
     label = {"retire": "Retired", "archive": "Archived", "unarchive": "Unarchived", "restore": "Restored"}[action]
     append_change(mem, stamp, f"{label}: {reason}" if reason else label)
     return mem
+
+
+def read_current(root: str, rel: str, cfg) -> dict[str, Any] | None:
+    """The memory at `rel` as it is on disk, or None when there is none; WriteError for a
+    file that is there but is no memory (an importer or capture never overwrites it)."""
+    import os
+
+    from ..errors import MemoryFileError
+    from ..store.files import parse_json, read_bytes
+    from .locate import display
+
+    if not os.path.lexists(os.path.join(root, rel)):
+        return None
+    try:
+        data, _ = read_bytes(root, rel, int(cfg["index.max_file_bytes"]))
+        parsed = parse_json(data)
+    except MemoryFileError as exc:
+        raise WriteError(f"{display(root, rel)} is in the way and is not a readable memory ({exc})") from None
+    if not isinstance(parsed, dict):
+        raise WriteError(f"{display(root, rel)} is in the way and is not a memory")
+    return parsed
+
+
+def replacing(current: dict[str, Any], data: dict[str, Any], summary: str) -> dict[str, Any]:
+    """The update that makes `current` what `data` says (a source re-imported, a session
+    captured again): content replaced whole (a key gone from `data` goes), every other
+    field `data` has replaced; id, category and creation kept."""
+    patch = {k: v for k, v in data.items() if k not in ("created_at", "updated_at", "id", "category")}
+    content = dict(data.get("content") or {})
+    old = current.get("content")
+    if isinstance(old, dict):
+        content = {**{k: None for k in old if k not in content}, **content}
+    patch["content"] = content
+    patch["change_summary"] = summary
+    return patch
+

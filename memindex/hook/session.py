@@ -1,0 +1,104 @@
+"""SessionStart (refresh, what needs the user's attention, recent sessions if asked),
+Stop (session capture, save prompts) and SessionEnd (the final capture)."""
+
+from __future__ import annotations
+
+from . import Quiet, _root_for, note
+
+def on_session_start(data: dict) -> str:
+    """SessionStart: refresh the index in the background; tell the user (not the model)
+    what needs their attention; optionally name the latest session summaries (passive
+    recall, off by default: see docs/evaluation.md)."""
+    root = _root_for(data.get("cwd"))
+    from .. import index
+    from ..index import freshen, health
+
+    attention = None
+    try:
+        conn = index.open_reader(root, busy_ms=1000)
+    except index.IndexTooNew as exc:
+        attention = f"memindex: {exc}"
+    except index.IndexUnavailable:
+        freshen.build_missing_index(root, note)
+    else:
+        try:
+            attention = health.session_message(conn, root) if data.get("source") != "compact" else None
+        finally:
+            conn.close()
+        freshen.spawn_sync(root, note)
+    return health.session_output(attention, _session_start_block(root, data))
+
+
+def _session_start_block(root, data: dict) -> str:
+    """The latest session summaries, when `retrieval.session_start.inject_recent` asks."""
+    from .. import index
+    from ..config import load_config
+
+    cfg = load_config(root)
+    if cfg["semantic.enabled"]:  # keep the model warm for this session's prompts
+        from ..semantic import client
+
+        client.start(root, client.session_parent())
+    count = cfg["retrieval.session_start.inject_recent"]
+    if count <= 0 or not cfg["retrieval.enabled"]:
+        return ""
+    from ..store.paths import display_prefix
+    from ..retrieval.query import latest
+    from ..text.render import memory_context
+
+    try:
+        conn = index.open_reader(root, busy_ms=1000)
+    except index.IndexUnavailable as exc:
+        note(str(exc))
+        return ""
+    with conn:
+        hits = latest(conn, "session_summary", count)
+    return memory_context(hits, display_prefix(root))
+
+
+def capture_session(root, data: dict, cfg) -> None:
+    """Session capture (memindex.capture): the session's summary is rewritten by a
+    detached job; this only asks for it (coalesced per session, returns at once)."""
+    from ..capture.schedule import request_capture
+    from ..errors import UnsafeFile
+
+    try:
+        request_capture(root, data, bool(cfg["capture.enabled"]))
+    except (OSError, UnsafeFile) as exc:
+        note(f"no session capture: {exc}")
+
+
+def on_stop(data: dict) -> str:
+    """Stop (after every turn): the session's summary is brought up to date in the
+    background (a session killed before its end still has one); then at most one save
+    prompt for what the latest turn decided, fixed, found, deferred or was asked to
+    remember (the only output; the stop goes on without it)."""
+    from ..config import load_config
+
+    root = _root_for(data.get("cwd"))
+    cfg = load_config(root)  # once for both
+    capture_session(root, data, cfg)
+    return save_prompt(data, cfg)
+
+
+def on_session_end(data: dict) -> str:
+    """SessionEnd: the final capture (coalesced with the last Stop's)."""
+    from ..config import load_config
+
+    root = _root_for(data.get("cwd"))
+    capture_session(root, data, load_config(root))
+    return ""
+
+
+def save_prompt(data: dict, cfg) -> str:
+    """The triage's block decision, or "" (capture/triage.py: never after a blocked stop,
+    `stop_hook_active`). Off with `capture.save_prompts: false`."""
+    if not cfg["capture.save_prompts"]:
+        return ""
+    from ..capture import asked
+    from ..capture.triage import stop_decision
+
+    try:
+        return stop_decision(data)
+    except asked.Unavailable as exc:
+        raise Quiet(f"no save prompt: {exc}") from None
