@@ -229,13 +229,9 @@ def is_recheck(old: FileStat | None, new: FileStat) -> bool:
 
 
 def pending(root: Path, conn: sqlite3.Connection) -> tuple[int, int]:
-    """(new or changed files, removed files) that the next sync would apply, for `status`;
-    the hook's cheap check is `index.is_stale`. Racy files the next sync re-reads only in
-    case are not counted. When every stat is as the last full sync saw it
-    (`index.is_current`, one stat per file) nothing is pending; otherwise a full walk and a
-    diff against the stored stats count what moved (three times the cost at 10k)."""
-    if index.is_current(conn, root):
-        return 0, 0
+    """(new or changed files, removed files) that the next sync would apply: a full walk,
+    for `status` once `index.is_current` said that a stat moved; the hook's cheap check is
+    `index.is_stale`. Racy files the next sync re-reads only in case are not counted."""
     problems: dict[str, str] = {}
     current = walk(root, problems)
     docs, bad = index.stored_stats(conn)
