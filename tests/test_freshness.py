@@ -590,7 +590,7 @@ def test_search_after_a_pass_answers_without_syncing_and_sees_a_same_stat_edit(
     """The steady state costs `search` one stat per file and no sync; an in-place edit of
     the same size, made in the same second and with its mtime put back, is still seen by
     the very next search (its ctime moved)."""
-    from memindex.recall import search_hits
+    from memindex.policy.recall import search_hits
 
     root, path = settled_store(tmp_path, monkeypatch)
     before = last_sync(root)
@@ -635,12 +635,14 @@ def test_status_counts_a_new_and_a_removed_file_after_a_pass(tmp_path: Path, mon
 def test_no_sync_makes_no_stat_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`search --no-sync` reads the index as it is: the stat pass it would throw away is not
     made (it was 20 ms at 10k); without the flag it is, and it syncs a changed file first."""
-    from memindex import recall
+    from memindex.policy import recall
 
     root, path = settled_store(tmp_path, monkeypatch)
+    from memindex.index import fresh
+
     passes: list[str] = []
-    real = index.stat_fingerprint
-    monkeypatch.setattr(index, "stat_fingerprint", lambda r: passes.append("pass") or real(r))
+    real = fresh.stat_fingerprint
+    monkeypatch.setattr(fresh, "stat_fingerprint", lambda r: passes.append("pass") or real(r))  # is_current's
     forge_same_stat(path, "alpha", "gamma")
     assert recall.search_hits(str(root), Config(), "gamma", allow_sync=False) == []  # as told: the old index
     assert passes == []
