@@ -123,8 +123,8 @@ def coarse_clock(monkeypatch: pytest.MonkeyPatch):
         return FileStat(got.mtime_ns // 10**9 * 10**9, got.size, got.ctime_ns // 10**9 * 10**9)
 
     monkeypatch.setattr(FileStat, "of", classmethod(of))
-    real_fp = getattr(index, "stat_fingerprint", lambda root: [0, 0])
-    monkeypatch.setattr(index, "stat_fingerprint", lambda root: [real_fp(root)[0], 0], raising=False)  # no finer stat
+    real_fp = getattr(index, "stat_fingerprint", lambda root, keep=None: [0, 0])
+    monkeypatch.setattr(index, "stat_fingerprint", lambda root, keep=None: [real_fp(root, keep)[0], 0], raising=False)  # no finer stat
 
 
 def early_in_a_second() -> None:
@@ -651,3 +651,24 @@ def test_no_sync_makes_no_stat_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     (root / ".index.db").unlink()
     with pytest.raises(index.IndexUnavailable):
         recall.search_hits(str(root), Config(), "gamma", allow_sync=False)
+
+
+def test_a_sync_stats_each_memory_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fingerprint pass lists and stats the files; the walk that follows takes their
+    stats from it (a second `stat` per file cost a sync 20 ms at 10k, 300 ms at 100k), and
+    the fingerprint it stores is the one `is_current` computes afterwards."""
+    root, path = settled_store(tmp_path, monkeypatch)
+    rewrite_in_place(path, "alpha", "gamma")
+    stats: list[str] = []
+    real_stat = os.stat
+    monkeypatch.setattr(os, "stat", lambda p, *a, **k: stats.append(str(p)) or real_stat(p, *a, **k))
+    monkeypatch.setattr(sync_mod, "RACY_WINDOW_NS", 0)  # so that the fingerprint is stored
+    assert sync(root, Config()).updated == 1
+    monkeypatch.undo()
+    assert not [p for p in stats if p.endswith(".json")]
+    conn = index.open_reader(root)
+    try:
+        assert index.is_current(conn, root)
+    finally:
+        conn.close()
+    assert search_paths(root, "gamma") == ["decisions/db.json"]

@@ -178,10 +178,11 @@ def sync_files_locked(
 
 
 def _diff_targets(
-    root: Path, only: list[str] | None, problems: dict[str, str], modes: list[int], ignored: list[str] | None = None
+    root: Path, only: list[str] | None, problems: dict[str, str], modes: list[int], ignored: list[str] | None = None,
+    listed: dict[str, list[os.DirEntry]] | None = None,
 ) -> dict[str, FileStat]:
     if only is None:
-        return walk(root, problems, modes, ignored)
+        return walk(root, problems, modes, ignored, listed)
     root_real = os.path.realpath(root)
     found: dict[str, FileStat] = {}
     refused = {folder: folder_refusal(root, folder) for folder in {rel.split("/")[0] for rel in only} if folder in FOLDERS}
@@ -261,10 +262,11 @@ def _sync_locked(
         only_list = list(only) if only is not None else None
         if why and only_list is not None:
             only_list = None  # a new or repaired index needs every file, not just these
-        fingerprint = index.stat_fingerprint(root) if only_list is None else None
+        listed: dict[str, list[os.DirEntry]] = {}
+        fingerprint = index.stat_fingerprint(root, listed) if only_list is None else None
         ignored: list[str] | None = [] if only_list is None else None
         modes = [0o777]
-        current = _diff_targets(root, only_list, report.problems, modes, ignored)
+        current = _diff_targets(root, only_list, report.problems, modes, ignored, listed)
         docs, bad = index.stored_stats(conn)
         if only_list is not None:
             wanted = set(only_list)
