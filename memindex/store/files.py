@@ -62,9 +62,7 @@ def walk(
     and anything else are skipped (what a user may have meant as a memory, a `.md` or a
     folder, is added to `ignored`). Files that vanish during the walk are simply absent.
     `modes`: a one-item list, AND-ed with each folder's and file's mode (rootfs.derived_mode).
-    `listed`: folder -> its entries as `index.stat_fingerprint` just listed and stat-ed them
-    (a sync): a regular file is not stat-ed again.
-    """
+    `listed`: the entries `index.stat_fingerprint` just listed (a sync): no second stat per file."""
     root_real = os.path.realpath(root)
     found: dict[str, FileStat] = {}
     for folder in FOLDERS:
@@ -97,7 +95,7 @@ def walk(
                 is_link = entry.is_symlink()
             except OSError:
                 continue
-            st = stat_file(root_real, rel, entry.path, problems, is_link, modes, entry if listed is not None else None)
+            st = stat_file(root_real, rel, entry.path, problems, is_link, modes, None if listed is None or is_link else entry)
             if st is not None:
                 found[rel] = st
     return found
@@ -107,9 +105,8 @@ def stat_file(
     root_real: str, rel: str, path: str, problems: dict[str, str] | None = None, is_link: bool | None = None,
     modes: list[int] | None = None, entry: os.DirEntry | None = None,
 ) -> FileStat | None:
-    """The stat of one candidate memory file, or None if it is not one (hidden, temp,
-    not .json, not a regular file, vanished) or is a link leaving the root. `entry`: its
-    directory entry, whose cached stat serves a file that is not a link."""
+    """The stat of one candidate memory file (`entry`'s cached one when given), or None if it is
+    not one (hidden, temp, not .json, not a regular file, vanished) or is a link leaving the root."""
     name = os.path.basename(rel)
     if not name.endswith(".json") or name.startswith("."):
         return None
@@ -125,7 +122,6 @@ def stat_file(
                     problems[rel] = "symlink leaves the memory root (not followed)"
                 return None
             path = target
-            entry = None
         st = os.stat(path, follow_symlinks=False) if entry is None else entry.stat(follow_symlinks=False)
     except OSError:
         return None  # vanished, dangling, or a loop
