@@ -123,8 +123,8 @@ def coarse_clock(monkeypatch: pytest.MonkeyPatch):
         return FileStat(got.mtime_ns // 10**9 * 10**9, got.size, got.ctime_ns // 10**9 * 10**9)
 
     monkeypatch.setattr(FileStat, "of", classmethod(of))
-    real_fp = getattr(index, "stat_fingerprint", lambda root: [0, 0])
-    monkeypatch.setattr(index, "stat_fingerprint", lambda root: [real_fp(root)[0], 0], raising=False)  # no finer stat
+    real_fp = getattr(index, "stat_fingerprint", lambda root, keep=None: [0, 0])
+    monkeypatch.setattr(index, "stat_fingerprint", lambda root, keep=None: [real_fp(root, keep)[0], 0], raising=False)  # no finer stat
 
 
 def early_in_a_second() -> None:
@@ -540,3 +540,135 @@ def test_periodic_check_is_cheap_when_nothing_changed(tmp_path: Path, monkeypatc
     assert not sync(root, Config(), if_changed=True).changed and taken == []
     rewrite_in_place(path, "relational", "hierarchic")
     assert sync(root, Config(), if_changed=True).updated == 1 and taken == ["lock"]
+
+
+# --- what the freshness check costs, and that its shortcuts stay sound (issue 26) ----------
+
+
+def settled_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A store whose last full sync recorded every file's stat (nothing left to re-read
+    under the racy rule): the state a user meets every day. The files are made 50 ms
+    before the sync, which runs with a 10 ms racy window instead of 2 s, so that the edits
+    below land in a later timestamp tick than the files' creation, as the real window
+    guarantees for anything a sync records."""
+    root = tmp_path / "p" / ".claude" / "memory"
+    path = write_mem(root, "decision", "db", "Chose postgres", ["db"], {"context": "alpha relational data"})
+    write_mem(root, "runbook", "deploy", "Deploy the api", ["ops"], {"steps": ["push the tag"]})
+    time.sleep(0.05)
+    with monkeypatch.context() as patch:
+        patch.setattr(sync_mod, "RACY_WINDOW_NS", 10**7)
+        sync(root, Config())
+    conn = index.open_reader(root)
+    try:
+        assert index.is_current(conn, root)  # the state the shortcuts below answer from
+    finally:
+        conn.close()
+    return root, path
+
+
+def forge_same_stat(path: Path, old: str, new: str) -> None:
+    """An in-place, same-size edit whose mtime is put back (`touch -r`, `cp -p`, a tool that
+    keeps timestamps): only the file's ctime moves. The hardest edit a stat diff can see."""
+    st = path.stat()
+    rewrite_in_place(path, old, new)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def last_sync(root: Path) -> int:
+    conn = index.open_reader(root)
+    try:
+        return int(index.get_meta(conn)["last_sync_ns"])
+    finally:
+        conn.close()
+
+
+def test_search_after_a_pass_answers_without_syncing_and_sees_a_same_stat_edit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The steady state costs `search` one stat per file and no sync; an in-place edit of
+    the same size, made in the same second and with its mtime put back, is still seen by
+    the very next search (its ctime moved)."""
+    from memindex.policy.recall import search_hits
+
+    root, path = settled_store(tmp_path, monkeypatch)
+    before = last_sync(root)
+    assert [h.path for h in search_hits(str(root), Config(), "alpha")] == ["decisions/db.json"]
+    assert last_sync(root) == before  # nothing changed: answered from the index as it is
+    forge_same_stat(path, "alpha", "gamma")
+    assert [h.path for h in search_hits(str(root), Config(), "gamma")] == ["decisions/db.json"]
+    assert search_hits(str(root), Config(), "alpha") == []
+    assert last_sync(root) > before
+
+
+def test_status_shortcut_is_sound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """`status` skips the full walk only when every stat is as the last full sync saw it,
+    and still counts an edit that moved nothing but the file's ctime."""
+    from memindex.cli.main import main
+
+    root, path = settled_store(tmp_path, monkeypatch)
+    walks: list[str] = []
+    real_walk = sync_mod.walk
+    monkeypatch.setattr(sync_mod, "walk", lambda *a, **k: walks.append("walk") or real_walk(*a, **k))
+    assert main(["--root", str(root), "status", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert (info["stale"], info["pending"]) == (False, {"changed_or_new": 0, "removed": 0})
+    assert walks == []  # one stat per file, no walk and diff
+    forge_same_stat(path, "alpha", "gamma")
+    assert main(["--root", str(root), "status", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert (info["stale"], info["pending"]) == (True, {"changed_or_new": 1, "removed": 0})
+    assert walks == ["walk"]
+
+
+def test_status_counts_a_new_and_a_removed_file_after_a_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    from memindex.cli.main import main
+
+    root, _ = settled_store(tmp_path, monkeypatch)
+    (root / "runbooks" / "deploy.json").unlink()
+    write_mem(root, "decision", "cache", "Chose redis", ["cache"], {"context": "fast"})
+    assert main(["--root", str(root), "status", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pending"] == {"changed_or_new": 1, "removed": 1}
+
+
+def test_no_sync_makes_no_stat_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`search --no-sync` reads the index as it is: the stat pass it would throw away is not
+    made (it was 20 ms at 10k); without the flag it is, and it syncs a changed file first."""
+    from memindex.policy import recall
+
+    root, path = settled_store(tmp_path, monkeypatch)
+    from memindex.index import fresh
+
+    passes: list[str] = []
+    real = fresh.stat_fingerprint
+    monkeypatch.setattr(fresh, "stat_fingerprint", lambda r: passes.append("pass") or real(r))  # is_current's
+    forge_same_stat(path, "alpha", "gamma")
+    assert recall.search_hits(str(root), Config(), "gamma", allow_sync=False) == []  # as told: the old index
+    assert passes == []
+    assert [h.path for h in recall.search_hits(str(root), Config(), "gamma")] == ["decisions/db.json"]
+    assert passes and passes[0] == "pass"
+    (root / ".index.db").unlink()
+    with pytest.raises(index.IndexUnavailable):
+        recall.search_hits(str(root), Config(), "gamma", allow_sync=False)
+
+
+def test_a_sync_stats_each_memory_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fingerprint pass lists and stats the files; the walk that follows takes their
+    stats from it (a second `stat` per file cost a sync 20 ms at 10k, 300 ms at 100k), and
+    the fingerprint it stores is the one `is_current` computes afterwards."""
+    root, path = settled_store(tmp_path, monkeypatch)
+    rewrite_in_place(path, "alpha", "gamma")
+    stats: list[str] = []
+    real_stat = os.stat
+    monkeypatch.setattr(os, "stat", lambda p, *a, **k: stats.append(str(p)) or real_stat(p, *a, **k))
+    monkeypatch.setattr(sync_mod, "RACY_WINDOW_NS", 0)  # so that the fingerprint is stored
+    assert sync(root, Config()).updated == 1
+    monkeypatch.undo()
+    assert not [p for p in stats if p.endswith(".json")]
+    conn = index.open_reader(root)
+    try:
+        assert index.is_current(conn, root)
+    finally:
+        conn.close()
+    assert search_paths(root, "gamma") == ["decisions/db.json"]

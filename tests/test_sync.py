@@ -406,8 +406,8 @@ class TestWalk:
         write_mem(memory_root, "decision", "brief", "Brief visitor", ["a"])
         real_walk = sync_mod.walk
 
-        def racing_walk(root, problems=None, modes=None, ignored=None):
-            found = real_walk(root, problems, modes, ignored)
+        def racing_walk(root, problems=None, modes=None, ignored=None, listed=None):
+            found = real_walk(root, problems, modes, ignored, listed)
             assert "decisions/vanishes.json" in found and "decisions/brief.json" in found
             (memory_root / "decisions" / "vanishes.json").unlink()
             (memory_root / "decisions" / "brief.json").unlink()

@@ -23,7 +23,6 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
     from ..index import health
     from ..index import reads
     from ..store.files import refusals, walk
-    from ..index.sync import pending
     from ..store.marker import watcher_pid
     from .main import EXIT_NO_INDEX
 
@@ -47,7 +46,11 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
             counts[category][status] = n
         meta = index.get_meta(conn)
         invalid = reads.invalid_files(conn)
-        changed, gone = pending(root, conn)
+        changed, gone = 0, 0
+        if not index.is_current(conn, root):  # one stat per file; the walk and diff only when one moved
+            from ..index.sync import pending
+
+            changed, gone = pending(root, conn)
         summary = health.read(conn)
     size = sum(os.path.getsize(f"{path}{s}") for s in ("", "-wal") if os.path.exists(f"{path}{s}"))
     last = meta.get("last_sync_ns")

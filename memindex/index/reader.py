@@ -19,18 +19,18 @@ def open_fresh_reader(root: str | os.PathLike[str], cfg: Config, allow_sync: boo
     """A read-only connection, after an incremental sync when a memory file changed since
     the last one or the index is missing (a short lock wait: if another writer is busy, read
     what exists)."""
+    if not allow_sync:  # `--no-sync`: the index as it is; a stat pass would be thrown away
+        return index.open_reader(root)
+    conn = None
     try:
         conn = index.open_reader(root)
-        stale = not index.is_current(conn, root)
+        if index.is_current(conn, root):
+            return conn
     except IndexUnavailable:
-        conn, stale = None, True
-    if stale and allow_sync:
-        if conn is not None:
-            conn.close()
-        return sync_then_open(root, cfg, "could not sync first", "reading the index as it is")
-    if conn is None:
-        conn = index.open_reader(root)  # raises with the reason
-    return conn
+        pass
+    if conn is not None:
+        conn.close()
+    return sync_then_open(root, cfg, "could not sync first", "reading the index as it is")
 
 
 def sync_then_open(

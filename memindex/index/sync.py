@@ -167,10 +167,11 @@ def sync_files_locked(
 
 
 def _diff_targets(
-    root: Path, only: list[str] | None, problems: dict[str, str], modes: list[int], ignored: list[str] | None = None
+    root: Path, only: list[str] | None, problems: dict[str, str], modes: list[int], ignored: list[str] | None = None,
+    listed: dict[str, list[os.DirEntry]] | None = None,
 ) -> dict[str, FileStat]:
     if only is None:
-        return walk(root, problems, modes, ignored)
+        return walk(root, problems, modes, ignored, listed)
     root_real = os.path.realpath(root)
     found: dict[str, FileStat] = {}
     refused = {folder: folder_refusal(root, folder) for folder in {rel.split("/")[0] for rel in only} if folder in FOLDERS}
@@ -219,8 +220,8 @@ def is_recheck(old: FileStat | None, new: FileStat) -> bool:
 
 def pending(root: Path, conn: sqlite3.Connection) -> tuple[int, int]:
     """(new or changed files, removed files) that the next sync would apply: a full walk,
-    for `status`; the hook's cheap check is `index.is_stale`. Racy files the next sync
-    re-reads only in case are not counted."""
+    for `status` once `index.is_current` said that a stat moved; the hook's cheap check is
+    `index.is_stale`. Racy files the next sync re-reads only in case are not counted."""
     problems: dict[str, str] = {}
     current = walk(root, problems)
     docs, bad = index.stored_stats(conn)
@@ -250,10 +251,11 @@ def _sync_locked(
         only_list = list(only) if only is not None else None
         if why and only_list is not None:
             only_list = None  # a new or repaired index needs every file, not just these
-        fingerprint = index.stat_fingerprint(root) if only_list is None else None
+        listed: dict[str, list[os.DirEntry]] = {}
+        fingerprint = index.stat_fingerprint(root, listed) if only_list is None else None
         ignored: list[str] | None = [] if only_list is None else None
         modes = [0o777]
-        current = _diff_targets(root, only_list, report.problems, modes, ignored)
+        current = _diff_targets(root, only_list, report.problems, modes, ignored, listed)
         docs, bad = index.stored_stats(conn)
         if only_list is not None:
             wanted = set(only_list)

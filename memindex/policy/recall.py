@@ -12,7 +12,10 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # typing (and contextlib) cost `search` 2 ms to import; annotations only
+if TYPE_CHECKING:
+    from typing import Any
 
 from ..config import Config
 from ..defaults import CAPTURE_TAG

@@ -54,7 +54,7 @@ def refusals(root: str | os.PathLike[str], invalid: dict[str, str]) -> dict[str,
 
 def walk(
     root: str | os.PathLike[str], problems: dict[str, str] | None = None, modes: list[int] | None = None,
-    ignored: list[str] | None = None,
+    ignored: list[str] | None = None, listed: dict[str, list[os.DirEntry]] | None = None,
 ) -> dict[str, FileStat]:
     """Every `<folder>/<name>.json` under the category folders, keyed by relative path.
 
@@ -62,7 +62,7 @@ def walk(
     and anything else are skipped (what a user may have meant as a memory, a `.md` or a
     folder, is added to `ignored`). Files that vanish during the walk are simply absent.
     `modes`: a one-item list, AND-ed with each folder's and file's mode (rootfs.derived_mode).
-    """
+    `listed`: the entries `index.stat_fingerprint` just listed (a sync): no second stat per file."""
     root_real = os.path.realpath(root)
     found: dict[str, FileStat] = {}
     for folder in FOLDERS:
@@ -77,7 +77,7 @@ def walk(
                 if problems is not None:
                     problems[folder + "/"] = refused
                 continue
-            entries = list(os.scandir(dir_path))
+            entries = listed[folder] if listed is not None and folder in listed else list(os.scandir(dir_path))
             if modes is not None:  # a folder others cannot read keeps its files' secrets too
                 modes[0] &= os.stat(dir_path).st_mode
         except FileNotFoundError:
@@ -95,7 +95,7 @@ def walk(
                 is_link = entry.is_symlink()
             except OSError:
                 continue
-            st = stat_file(root_real, rel, entry.path, problems, is_link, modes)
+            st = stat_file(root_real, rel, entry.path, problems, is_link, modes, None if listed is None or is_link else entry)
             if st is not None:
                 found[rel] = st
     return found
@@ -103,10 +103,10 @@ def walk(
 
 def stat_file(
     root_real: str, rel: str, path: str, problems: dict[str, str] | None = None, is_link: bool | None = None,
-    modes: list[int] | None = None,
+    modes: list[int] | None = None, entry: os.DirEntry | None = None,
 ) -> FileStat | None:
-    """The stat of one candidate memory file, or None if it is not one (hidden, temp,
-    not .json, not a regular file, vanished) or is a link leaving the root."""
+    """The stat of one candidate memory file (`entry`'s cached one when given), or None if it is
+    not one (hidden, temp, not .json, not a regular file, vanished) or is a link leaving the root."""
     name = os.path.basename(rel)
     if not name.endswith(".json") or name.startswith("."):
         return None
@@ -122,7 +122,7 @@ def stat_file(
                     problems[rel] = "symlink leaves the memory root (not followed)"
                 return None
             path = target
-        st = os.stat(path, follow_symlinks=False)
+        st = os.stat(path, follow_symlinks=False) if entry is None else entry.stat(follow_symlinks=False)
     except OSError:
         return None  # vanished, dangling, or a loop
     if not stat_mod.S_ISREG(st.st_mode):
