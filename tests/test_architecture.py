@@ -30,7 +30,7 @@ HOOK_ALLOWED = {
     "memindex.policy.prompt", "memindex.policy.transcript", "memindex.policy.memo", "memindex.policy.dense",
     "memindex.capture", "memindex.capture.triage", "memindex.capture.turn", "memindex.capture.asked",
     "memindex.capture.schedule",
-    "memindex.hook", "memindex.hook.__main__", "memindex.hook.prompt", "memindex.hook.file", "memindex.hook.session",
+    "memindex.hook", "memindex.hook.__main__", "memindex.hook.file", "memindex.hook.session",
     "memindex.hook.clients",
 }
 # The flow, bottom to top (../shared/design/layout.md): files -> index -> retrieval -> policy
