@@ -68,7 +68,7 @@ def import_ms(env: dict) -> float:
     run is at the mercy of the machine)."""
     best = float("inf")
     for _ in range(7):
-        out = subprocess.run([sys.executable, "-X", "importtime", "-c", "import memindex.hook.prompt, memindex.policy.inject, "
+        out = subprocess.run([sys.executable, "-X", "importtime", "-c", "import memindex.hook, memindex.policy.inject, "
                               "memindex.policy.transcript, memindex.policy.memo, memindex.index.provenance"],
                              capture_output=True, env=env)
         total = 0

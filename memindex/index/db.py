@@ -73,13 +73,17 @@ def _uri(path: str) -> str:
     return f"file:{quoted}?mode=ro"
 
 
-MMAP_BYTES = 256 * 1024 * 1024  # memory-mapped reads: a large index is read without copying
+# Writers map the index (a sync reads much of a large one without copying); readers read
+# the few pages a prompt or a search needs: mapping and unmapping cost the prompt hook more
+# (0.6-1.9 ms at 10k memories, nothing measurable at 100k or for `search`; docs/benchmarks.md)
+MMAP_BYTES = 256 * 1024 * 1024
 CHECKPOINT_BYTES = 4 * 1024 * 1024  # a writer checkpoints a WAL past this (`begin`), as SQLite's 1000 pages
 
 
-def _pragmas(conn: sqlite3.Connection, busy_ms: int) -> None:
+def _pragmas(conn: sqlite3.Connection, busy_ms: int, mmap: bool = False) -> None:
     conn.execute(f"PRAGMA busy_timeout={int(busy_ms)}")
-    conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
+    if mmap:
+        conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
 
 
 def open_reader(root: str | os.PathLike[str], busy_ms: int = 2000) -> sqlite3.Connection:
@@ -294,7 +298,7 @@ def open_writer(root: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str |
         except (sqlite3.Error, OSError) as exc:
             raise IndexUnavailable(f"cannot open {path}: {exc}") from None
         try:
-            _pragmas(conn, 10_000)
+            _pragmas(conn, 10_000, mmap=True)
             if reason is None and not _ours(conn, root):  # never read, never repaired in place: replaced
                 conn.close()
                 remove_db_files(path)
