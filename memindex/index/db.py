@@ -140,7 +140,9 @@ def _cannot_share(exc: BaseException) -> bool:
 class Reader(sqlite3.Connection):
     """A read-only connection that keeps the meta table as it read it on opening: a
     prompt's checks (provenance, staleness, freshness, planning) take their values from
-    it, one query in all (`meta_values`). A reader's snapshot: a sync reopens."""
+    it, one query in all (`meta_values`). Meant for a connection that lives for one answer
+    (a prompt, a command; a sync reopens): the semantic worker's long-lived reader reads
+    what changes under it from the table itself (`vectors.version`)."""
 
     meta: dict[str, object] | None = None
 

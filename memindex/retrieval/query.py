@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 
-from ..text import cjk
 from ..config import DEFAULTS, Config
 from ..defaults import (
     CATEGORIES,
@@ -30,7 +29,7 @@ from .hits import Hit, rank_key
 from ..index import reads
 from ..index.reads import Scratch
 from ..lean import sqlite3
-from ..text.words import Term, query_terms, valid_unicode
+from ..text.words import Term, has_cjk, query_terms, spaceless, valid_unicode
 
 TYPE_CHECKING = False  # typing costs the hook 3 ms to import; annotations only
 if TYPE_CHECKING:
@@ -134,7 +133,7 @@ def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int 
     plan.spaceless = reads.spaceless_count(conn)  # 0 in a store without CJK text
     for term in terms:
         quoted = _quote(term.text)
-        bigram = cjk.has_cjk(term.text)  # two CJK characters, a token of fts_cjk only
+        bigram = has_cjk(term.text)  # two CJK characters, a token of fts_cjk only
         if bigram or term.is_phrase or params.prefix_mode == "none" or len(term.parts[0]) < params.prefix_min_len:
             expression = quoted
         elif params.prefix_mode == "both":
@@ -155,6 +154,8 @@ def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int 
                 plan.side_df[term] = side
                 df += side
         if bigram and not plan.runs:
+            from ..text import cjk
+
             plan.runs = cjk.runs(text[:20_000])  # as much as query_terms reads
         plan.df[term] = df
     # Rarest first; terms in no memory cost and score nothing. Past the posting budget the
@@ -433,12 +434,12 @@ def coverage(
 def matching_terms(plan: QueryPlan, text: str) -> list[Term]:
     """The planned terms that a piece of text contains (FTS5 matching, scratch table)."""
     Scratch.load_text(text)
-    side = cjk.segment(text)
+    side = spaceless(text)
     if side:
         Scratch.load_text(side, spaceless=True)
     return [
         term for term in plan.df
-        if (not cjk.has_cjk(term.text) and Scratch.matching(plan.expressions[term]))
+        if (not has_cjk(term.text) and Scratch.matching(plan.expressions[term]))
         or (side and Scratch.matching(plan.expressions[term], spaceless=True))
     ]
 

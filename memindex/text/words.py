@@ -6,7 +6,6 @@ on a small VM). tests/test_text.py checks each scan against the pattern it repla
 
 from __future__ import annotations
 
-from . import cjk
 from ..defaults import TITLE_MAX
 
 # The old matcher's 64 stop words plus common words of prompts to an assistant. Two-letter
@@ -89,6 +88,25 @@ class Term(tuple):
         return " ".join(self.parts)
 
 
+def has_cjk(text: str) -> bool:
+    """Does the text hold CJK characters? ASCII (most prompts and memories) answers without
+    loading `cjk`, whose tables cost the prompt hook 0.1 ms to build."""
+    if text.isascii():
+        return False
+    from . import cjk
+
+    return cjk.has_cjk(text)
+
+
+def spaceless(text: str) -> str:
+    """What `fts_cjk` holds of a text (`cjk.segment`): "" without CJK, `cjk` not loaded."""
+    if not has_cjk(text):
+        return ""
+    from . import cjk
+
+    return cjk.segment(text)
+
+
 def query_terms(text: str, max_chars: int = 20_000) -> list[Term]:
     """Meaningful terms of free text, in order, without duplicates.
 
@@ -104,9 +122,11 @@ def query_terms(text: str, max_chars: int = 20_000) -> list[Term]:
 
         text = unicodedata.normalize("NFC", text)  # a decomposed accent stays in its word
     text = text.lower()
-    if not cjk.has_cjk(text):
+    if not has_cjk(text):
         _words(text, seen, terms)
         return terms
+    from . import cjk
+
     for i, piece in enumerate(cjk.pieces(text)):
         if not i % 2:
             _words(piece, seen, terms)
