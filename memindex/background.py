@@ -25,15 +25,22 @@ BOOT = (
     "import sys; sys.path[0:0 if getattr(sys.flags, 'safe_path', 0) else 1] = [sys.argv[2]]; "
     "sys.argv[0:3] = ['memindex']; from memindex.cli import main; sys.exit(main())"
 )
+# Maintenance the hooks start (periodic checks, syncs, session capture) runs at a lower
+# priority: on a busy machine it would otherwise take the CPU from the very hook that
+# started it, and from the user's own work. Not the semantic worker: prompts wait for it.
+NICE = 10
+BOOT_NICE = f"import os; os.nice({NICE}) if hasattr(os, 'nice') else None; " + BOOT
 CWD = os.path.abspath(os.sep)  # never the project: nothing there is looked up by name
 
 
-def command(root: str | os.PathLike[str], *args: str) -> list[str]:
+def command(root: str | os.PathLike[str], *args: str, nice: bool = False) -> list[str]:
     """`memindex --root ROOT ARGS...` for this package, whatever the caller's own sys.path
-    (the hooks run `-I -S` from the plugin folder), isolated from the project's files."""
+    (the hooks run `-I -S` from the plugin folder), isolated from the project's files;
+    `nice`: at a lower priority (NICE)."""
     package_parent = os.path.dirname(PACKAGE_DIR)
     flags = ["-P"] if sys.version_info >= (3, 11) else []
-    return [sys.executable, *flags, "-c", BOOT, "memindex", package_parent, "--root", os.path.abspath(os.fspath(root)), *args]
+    boot = BOOT_NICE if nice else BOOT
+    return [sys.executable, *flags, "-c", boot, "memindex", package_parent, "--root", os.path.abspath(os.fspath(root)), *args]
 
 
 def open_log(root: str | os.PathLike[str]) -> int:
@@ -51,15 +58,15 @@ def open_log(root: str | os.PathLike[str]) -> int:
     return fd
 
 
-def start_detached(root: str | os.PathLike[str], *args: str) -> int:
+def start_detached(root: str | os.PathLike[str], *args: str, nice: bool = True) -> int:
     """`start` for the prompt hook's periodic syncs, without loading `subprocess` (5 ms of
     imports on every prompt that starts one): `posix_spawn` in a new session where the OS
     has it (through `/bin/sh -c 'cd / && exec ...'`: the working folder is `/`, as for
     `start`), else `start`. Returns the child's pid; nobody waits for it."""
     spawn = getattr(os, "posix_spawn", None)
     if spawn is None or not os.path.exists("/bin/sh"):  # Windows
-        return start(root, *args).pid
-    cmd = command(root, *args)
+        return start(root, *args, nice=nice).pid
+    cmd = command(root, *args, nice=nice)
     log = open_log(root)
     try:
         actions = [
@@ -73,11 +80,12 @@ def start_detached(root: str | os.PathLike[str], *args: str) -> int:
         os.close(log)
 
 
-def start(root: str | os.PathLike[str], *args: str):
-    """Start `memindex --root ROOT ARGS...` detached, from `/`; returns its Popen."""
+def start(root: str | os.PathLike[str], *args: str, nice: bool = False):
+    """Start `memindex --root ROOT ARGS...` detached, from `/` (`nice`: at a lower
+    priority); returns its Popen."""
     import subprocess
 
-    cmd = command(root, *args)
+    cmd = command(root, *args, nice=nice)
     log = open_log(root)
     try:
         return subprocess.Popen(

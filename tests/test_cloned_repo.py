@@ -149,6 +149,21 @@ def test_background_commands_run_from_outside_the_project_with_the_package_first
     assert background.CWD == "/"
 
 
+@pytest.mark.skipif(not hasattr(os, "nice"), reason="no process priorities here")
+def test_maintenance_the_hooks_start_runs_at_a_lower_priority(tmp_path: Path):
+    """Periodic checks, syncs and captures yield the CPU to the hook that started them;
+    the semantic worker, which prompts wait for, does not."""
+    from memindex import background
+
+    niced = background.command(tmp_path, "sync", nice=True)
+    boot = niced[niced.index("-c") + 1]
+    probe = boot.split("import sys;")[0] + "print(os.nice(0))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert int(out.stdout) == min(os.nice(0) + background.NICE, 19)
+    plain = background.command(tmp_path, "serve")
+    assert plain[plain.index("-c") + 1] == background.BOOT
+
+
 # --- finding 2: only answers from an index this user's memindex built here -----------------------
 
 

@@ -62,5 +62,5 @@ def request_capture(root: str, data: dict, enabled: bool) -> bool:
         return False
     from ..background import start
 
-    start(root, "capture", "--quiet", "--transcript", transcript, "--session-id", session_id)
+    start(root, "capture", "--quiet", "--transcript", transcript, "--session-id", session_id, nice=True)
     return True

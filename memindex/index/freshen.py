@@ -26,8 +26,9 @@ if TYPE_CHECKING:
     Say = Callable[[str], None]
 
 
-def _start_sync(root, paths: list[str] | None, lock_timeout: float, rebuild: bool = False):
-    """A detached `memindex sync` (or `rebuild`), stderr to the root's log."""
+def _start_sync(root, paths: list[str] | None, lock_timeout: float, rebuild: bool = False, nice: bool = True):
+    """A detached `memindex sync` (or `rebuild`), stderr to the root's log; at a lower
+    priority unless someone waits for it (`nice=False`: the first prompt's cold build)."""
     from ..background import start
 
     args = ["rebuild" if rebuild else "sync", "--quiet", "--lock-timeout", str(lock_timeout)]
@@ -35,7 +36,7 @@ def _start_sync(root, paths: list[str] | None, lock_timeout: float, rebuild: boo
         args.append("--coalesce")  # a burst of edits while the lock is held: one waiting sync, not one each
     for rel in paths or ():
         args += ["--path", rel]
-    return start(root, *args)
+    return start(root, *args, nice=nice)
 
 
 def spawn_sync(
@@ -95,7 +96,7 @@ def build_missing_index(root, say: Say, rebuild: bool = False) -> bool:
     import subprocess
 
     try:
-        proc = _start_sync(root, None, lock_timeout=COLD_SYNC_BUDGET_S, rebuild=rebuild)
+        proc = _start_sync(root, None, lock_timeout=COLD_SYNC_BUDGET_S, rebuild=rebuild, nice=False)
     except UnsafeFile as exc:
         say(f"no sync: {exc}")
         return False
