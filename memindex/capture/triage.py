@@ -86,13 +86,14 @@ class Finding:
     (the topic, in the speaker's words), the topic's key words, and the memory category
     to propose (an explicit "remember this" takes the kind its sentence also reads as)."""
 
-    __slots__ = ("category", "topic", "key", "speaker", "save_as", "ids", "recurs")
+    __slots__ = ("category", "topic", "key", "speaker", "save_as", "ids", "recurs", "loose")
 
     def __init__(self, category: Category, topic: str, key: frozenset[str], speaker: str, save_as: str | None = None) -> None:
         self.category, self.topic, self.key, self.speaker = category, topic, key, speaker
         self.save_as = category.save_as or save_as
         self.ids: frozenset[str] = frozenset()  # the turn's identifiers (see identifiers())
         self.recurs = False  # the turn says its subject came up before ("same error", "as agreed")
+        self.loose = False  # the scorer's, not a rule's: its kind is a guess, so any kind asked about may be its topic
 
     def record(self) -> list[str]:
         """The finding as the session's state keeps it: its words, "@" and its category,
@@ -163,6 +164,51 @@ def findings(user: list[str], assistant: list[str], tools: list[str] | None = No
         else:
             f.ids, f.recurs = own, recurs
     return out
+
+
+def scored(found: list[Finding], user: list[str], assistant: list[str], tools: list[str], before: str = "",
+           earlier: str = "") -> list[Finding]:
+    """The learned scorer's verdict on the turn (capture/score.py), the rules' findings
+    among its features: none when P(worth saving) is under the model's threshold; the
+    rules' findings when they have any; else one finding of the kind the scorer reads, its
+    topic the user's sentence with the most cue words of that kind. The rules alone when
+    the model is off (`"enabled": false` in triage_model.json)."""
+    from . import score
+
+    m = score.model()
+    if not m.get("enabled"):
+        return found
+    feats = score.features(user, assistant, tools, before, earlier, [f.category.name for f in found])
+    if score.probability(feats, m) < m["threshold"]:
+        return []
+    if found:
+        for f in found:  # "the same way", "like the other one": what the session asked about already
+            f.recurs = f.recurs or feats["u_recurs"] > 0
+        return found
+    import re
+
+    name = score.kind(feats, m)
+    cat = next(c for c in data()["categories"] if c.name == name)
+    best: tuple[int, list[str], int] | None = None
+    for speaker in (user, assistant):
+        for text in speaker:
+            sentences = _sentences(text)
+            for i, sentence in enumerate(sentences):
+                if _skipped(sentence):
+                    continue
+                hits = sum(1 for p in score.FAMILIES[name] if p in score.prose(sentence))
+                if best is None or hits > best[0]:
+                    best = (hits, sentences, i)
+        if best is not None:
+            break
+    if best is None:
+        return []  # nothing but questions and code: no topic to name
+    f = _finding(cat, best[1], best[2], "user" if best[1] and any(best[1][best[2]] in t for t in user) else "assistant", [])
+    own = identifiers([*user, *assistant])
+    f.ids = own or identifiers([*user, *assistant, earlier, before])
+    f.recurs = feats["u_recurs"] > 0 or any(re.search(data()["recurs"], t, re.I) for t in [*user, *assistant])
+    f.loose = True
+    return [f]
 
 
 def identifiers(texts: list[str]) -> frozenset[str]:
@@ -267,7 +313,7 @@ def same_topic(f: Finding, seen: list[list[str]]) -> bool:
     cat = "@" + f.category.name
     for record in seen:
         other = frozenset(w for w in record if w[:1] not in ("@", "`"))
-        same_kind = cat in record or not any(w[:1] == "@" for w in record)  # a record of an older version: any kind
+        same_kind = f.loose or cat in record or not any(w[:1] == "@" for w in record)  # a record of an older version: any kind
         if same_kind:
             if f.recurs:
                 return True
@@ -382,7 +428,8 @@ def stop_decision(payload: dict) -> str:
             turn.user = [left["prompt"]]
     if not turn.user:
         return ""
-    found = findings(turn.user, turn.assistant, turn.tools, turn.before, turn.earlier)
+    found = scored(findings(turn.user, turn.assistant, turn.tools, turn.before, turn.earlier), turn.user, turn.assistant,
+                   turn.tools, turn.before, turn.earlier)
     if not found:
         return ""
     from . import asked
