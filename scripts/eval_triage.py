@@ -47,7 +47,7 @@ from memindex.evaluation.bench import hook_command, settle  # noqa: E402
 from memindex.evaluation.metrics import table  # noqa: E402
 
 
-SPLITS = ("every_third", "sha1_quarter")
+SPLITS = ("every_third", "sha1_quarter", "all_dev")
 
 
 def split(ids: list[str], rule: str | None) -> dict[str, str]:
@@ -56,6 +56,8 @@ def split(ids: list[str], rule: str | None) -> dict[str, str]:
     None (no split: all held-out)."""
     if rule is None:
         return {i: "held-out" for i in ids}
+    if rule == "all_dev":  # a training-only set (evalsets/triage_written)
+        return {i: "dev" for i in ids}
     if rule == "sha1_quarter":
         import hashlib
 

@@ -4,7 +4,8 @@ When the turn holds something a later session would want (a decision made or rev
 fix that worked, a limit found, work deferred, a preference stated, an explicit "remember
 this"), the hook blocks the stop once and asks the model to save it through the
 memory-save skill, naming the category and the topic in the user's words. Ordinary turns
-stay quiet. The patterns are data (memindex/data/triage.json): sentence by sentence, after
+stay quiet. A learned scorer decides (capture/score.py, `scored`: the patterns are among its
+features and name the kind). The patterns are data (triage.json): sentence by sentence, after
 code, quotations, pasted logs, questions and hypotheticals are taken out.
 
 Never a loop, never twice for a topic (lessons of idnotbe/claude-memory's Stop hook, whose
@@ -174,36 +175,32 @@ def scored(found: list[Finding], user: list[str], assistant: list[str], tools: l
     topic the user's sentence with the most cue words of that kind. The rules alone when
     the model is off (`"enabled": false` in triage_model.json)."""
     from . import score
-
     m = score.model()
     if not m.get("enabled"):
         return found
     feats = score.features(user, assistant, tools, before, earlier, [f.category.name for f in found])
     if score.probability(feats, m) < m["threshold"]:
         return []
+    for f in found:  # "the same way", "like the other one": what the session asked about already
+        f.recurs = f.recurs or feats["u_recurs"] > 0
     if found:
-        for f in found:  # "the same way", "like the other one": what the session asked about already
-            f.recurs = f.recurs or feats["u_recurs"] > 0
         return found
     import re
 
     name = score.kind(feats, m)
     cat = next(c for c in data()["categories"] if c.name == name)
-    best: tuple[int, list[str], int] | None = None
-    for speaker in (user, assistant):
-        for text in speaker:
-            sentences = _sentences(text)
+    best: tuple[int, list[str], int, str] | None = None  # (cue words, sentences, index, speaker): the user's first
+    for speaker, texts in (("user", user), ("assistant", assistant)):
+        for sentences in (_sentences(t) for t in texts):
             for i, sentence in enumerate(sentences):
-                if _skipped(sentence):
-                    continue
-                hits = sum(1 for p in score.FAMILIES[name] if p in score.prose(sentence))
-                if best is None or hits > best[0]:
-                    best = (hits, sentences, i)
+                hits = 0 if _skipped(sentence) else 1 + sum(1 for p in score.FAMILIES[name] if p in score.prose(sentence))
+                if hits and (best is None or hits > best[0]):
+                    best = (hits, sentences, i, speaker)
         if best is not None:
             break
     if best is None:
         return []  # nothing but questions and code: no topic to name
-    f = _finding(cat, best[1], best[2], "user" if best[1] and any(best[1][best[2]] in t for t in user) else "assistant", [])
+    f = _finding(cat, best[1], best[2], best[3], [])
     own = identifiers([*user, *assistant])
     f.ids = own or identifiers([*user, *assistant, earlier, before])
     f.recurs = feats["u_recurs"] > 0 or any(re.search(data()["recurs"], t, re.I) for t in [*user, *assistant])
