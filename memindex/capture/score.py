@@ -130,6 +130,8 @@ def features(user: list[str], assistant: list[str], tools: list[str], before: st
     for fam in FAMILIES:
         f["u_" + fam] = min(_hits(u, fam), 3) / 3
         f["a_" + fam] = min(_hits(a, fam), 3) / 3
+    for side, text in (("u", u), ("a", a)):  # cue strength of any kind: a new writer's phrasing spreads over families
+        f[side + "_cues"] = min(sum(_hits(text, k) for k in (*KINDS, "remember")), 6) / 6
     for fam in ("error", "hypothetical", "decision"):
         f["b_" + fam] = min(_hits(b, fam), 3) / 3
     f["e_error"] = min(_hits(e, "error"), 3) / 3
