@@ -35,29 +35,34 @@ FAMILIES: dict[str, tuple[str, ...]] = {
                  " move to ", " moving to ", " migrate", " instead of ", " instead ", " over ", " rather than ", " we'll use ",
                  " we will use ", " use ", " using ", " adopt", " standardi", " replace", " drop ", " dropping ", " ditch",
                  " keep ", " keeping ", " settled ", " final ", " then ", " it is ", " it's ", " do it ", " ship ", " approve",
-                 " agreed ", " yes ", " ok ", " okay ", " sounds good ", " option ", " approach "),
+                 " agreed ", " yes ", " ok ", " okay ", " sounds good ", " option ", " approach ", " from here on ",
+                 " is out ", " after all ", " not do ", " do that ", " do it ", " sounds right ", " go ahead "),
     "runbook": (" works ", " worked ", " working ", " fixed ", " fix ", " fixes ", " solved ", " resolved ", " green ",
                 " passes ", " passing ", " passed ", " did the trick ", " that did it ", " good now ", " all good ",
                 " perfect ", " nice ", " thanks ", " root cause ", " the problem was ", " caused by ", " turned out ",
                 " was the issue ", " the issue was ", " gone ", " no longer ", " finally ", " succeed", " builds ",
-                " workaround ", " restart", " reinstall", " clear", " cache ", " flag ", " set ", " export ", " env "),
+                " workaround ", " restart", " reinstall", " clear", " cache ", " flag ", " set ", " export ", " env ",
+                " sorted ", " stays ", " now ", " that was it ", " was missing "),
     "constraint": (" can't ", " cannot ", " can not ", " must ", " must not ", " has to ", " have to ", " need to ", " only ",
                    " max ", " maximum ", " limit", " at most ", " at least ", " no more than ", " quota", " capped ",
                    " not supported ", " doesn't support ", " does not support ", " unsupported ", " require", " required ",
                    " never ", " not allowed ", " forbidden ", " compliance", " legal ", " contract", " sla ", " policy ",
                    " kb ", " mb ", " gb ", " ms ", " seconds ", " per ", " rate ", " timeout", " version", " older ",
-                   " breaks ", " incompatible", " firewall", " blocked ", " won't ", " doesn't work ", " ever "),
+                   " breaks ", " incompatible", " firewall", " blocked ", " won't ", " doesn't work ", " ever ",
+                   " rejects ", " rejected ", " too large ", " too many ", " may ", " rule ", " validation", " turns out "),
     "tech_debt": (" later ", " for now ", " todo", " to do ", " ticket", " issue ", " follow-up", " follow up ", " followup",
                   " next sprint ", " not now ", " out of scope ", " skip ", " skipping ", " leave it ", " leave the ",
                   " park", " defer", " postpone", " punt", " revisit", " come back ", " hack", " temporary ", " temporarily ",
                   " quick fix ", " workaround ", " tech debt ", " technical debt ", " cleanup ", " clean up ", " someday ",
                   " backlog", " after the release ", " after launch ", " not worth ", " good enough ", " ugly ", " xfail",
-                  " disable", " comment out ", " commented out "),
+                  " disable", " comment out ", " commented out ", " until ", " next week ", " deadline", " demo ",
+                  " not yet "),
     "preference": (" i prefer ", " prefer ", " i like ", " i'd rather ", " i want ", " i don't want ", " i hate ", " please ",
                    " always ", " never ", " don't ", " do not ", " stop ", " from now on ", " going forward ", " in future ",
                    " in the future ", " every time ", " each time ", " our style ", " convention", " style ", " naming ",
                    " format", " tabs ", " spaces ", " verbose", " shorter ", " concise ", " no more ", " annoying ",
-                   " i'm not a fan ", " not a fan ", " keep it ", " make sure ", " default "),
+                   " i'm not a fan ", " not a fan ", " keep it ", " make sure ", " default ", " don't like ", " avoid ",
+                   " for all ", " here ", " start with "),
     "remember": (" remember ", " note ", " note that ", " keep in mind ", " for future ", " for the record ", " next time ",
                  " write this down ", " write that down ", " jot ", " don't forget ", " do not forget ", " save this ",
                  " save that ", " memor", " fyi ", " heads up ", " worth knowing ", " good to know ", " lesson "),
@@ -149,6 +154,9 @@ def features(user: list[str], assistant: list[str], tools: list[str], before: st
     f["before"] = 1.0 if before.strip() else 0.0
     f["answer_short"] = f["before"] * f["u_short"]
     f["fix_confirmed"] = f["u_runbook"] * max(f["b_error"], f["e_error"], f["u_error"])
+    f["error_fixed"] = f["u_error"] * f["a_runbook"]  # the user brings an error, the assistant's words fix it
+    f["error_limit"] = f["u_error"] * f["a_constraint"]  # an error that turns out to be a limit
+    f["pick"] = f["answer_short"] * max(f["b_decision"], f["b_hypothetical"])  # "try 2", "containers": a pick among options
     f["tools"] = min(len(tools), 3) / 3
     t = prose("\n".join(tools))
     f["tools_pass"] = 1.0 if any(w in t for w in (" passed ", " ok ", " success", " built ", " 0 failed ", " green ")) else 0.0
