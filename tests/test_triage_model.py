@@ -104,3 +104,22 @@ def test_a_bland_turn_never_loads_the_regex_engine(user: str) -> None:
             "assert scored(findings(u, a), u, a, []) == []; print('re' in sys.modules)")
     out = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert out.stdout.strip() == "False", out
+
+
+def test_the_shipped_scorer_asks_about_a_deferral_no_rule_names_and_once(tmp_path: Path, monkeypatch) -> None:
+    """A turn written for this test (in no set): the rules find nothing, the shipped model
+    asks, with the kind it reads; the same turn again in the session is not asked about."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    tmp_path.chmod(0o700)
+    user = "ship it as is for the demo, the caching layer can wait until next week"
+    assistant = "Left the cache out; noted in TODO.md."
+    assert findings([user], [assistant]) == []
+    transcript = tmp_path / "t.jsonl"
+    lines = [{"type": "user", "message": {"role": "user", "content": user}},
+             {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": assistant}]}}]
+    transcript.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    payload = {"session_id": "scorer-once", "transcript_path": str(transcript), "stop_hook_active": False}
+    out = triage.stop_decision(payload)
+    assert "--category tech_debt" in json.loads(out)["reason"]
+    assert triage.stop_decision(payload) == ""  # the same topic, asked about already
+    assert triage.stop_decision({**payload, "session_id": "other", "stop_hook_active": True}) == ""
