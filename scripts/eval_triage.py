@@ -232,7 +232,8 @@ def report(rows, seq_rows, run: Runner, set_dir: Path, hook_slice: str, rule: st
     head = ["slice", "items", "worth saving", "asks", "precision", "recall", "category accuracy"]
     body = [[f"endings {p}", *metrics(rows[p])] for p in shown]
     body += [[f"sequence stops {p}", *metrics(seq_rows[p])] for p in shown]
-    how = "ids sorted, every third held out" if rule else "no split.json: all held-out"
+    how = {"every_third": "ids sorted, every third held out", "sha1_quarter": "ids whose sha1 starts with 0-3 held out",
+           "all_dev": "a training-only set: all dev"}.get(rule or "", "no split.json: all held-out")
     when = "a stop after the last turn" if ending_stops == "last" else "a stop after each assistant reply, the first ask counts"
     print(f"Triage on {set_dir.relative_to(REPO) if set_dir.is_relative_to(REPO) else set_dir} ({how}; endings: {when})")
     print(table(head, body))
