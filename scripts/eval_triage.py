@@ -14,7 +14,9 @@ through the real hook command of hooks/hooks.json (`python3 -I -S ... stop`, a p
 stop) for the slice `--hook` names: the two must print the same bytes.
 
 A set says how it is split in its `split.json` ({"rule": "every_third"}: ids sorted, every
-third, index 2, 5, 8, ..., held out; evalsets/triage/ has it); a set without one (a new
+third, index 2, 5, 8, ..., held out; evalsets/triage/ has it; {"rule": "sha1_quarter"}: the
+ids whose sha1 starts with 0-3 held out, evalsets/triage2/ since the scorer trained on the
+rest, scripts/train_triage.py); a set without one (a new
 blind set, measured once) is all held-out. `sequences.json` may be absent. The patterns
 were written and tuned on tests/test_triage.py's own development turns before the set was
 opened; any later change may look at the dev slice only (`--report dev` prints nothing of
@@ -45,14 +47,21 @@ from memindex.evaluation.bench import hook_command, settle  # noqa: E402
 from memindex.evaluation.metrics import table  # noqa: E402
 
 
-SPLITS = ("every_third",)
+SPLITS = ("every_third", "sha1_quarter", "all_dev")
 
 
 def split(ids: list[str], rule: str | None) -> dict[str, str]:
-    """id -> "dev" or "held-out": "every_third" (sorted, every third held out), or None
-    (no split: all held-out)."""
+    """id -> "dev" or "held-out": "every_third" (sorted, every third held out),
+    "sha1_quarter" (held out when the sha1 of the id starts with a hex digit below 4), or
+    None (no split: all held-out)."""
     if rule is None:
         return {i: "held-out" for i in ids}
+    if rule == "all_dev":  # a training-only set (evalsets/triage_written)
+        return {i: "dev" for i in ids}
+    if rule == "sha1_quarter":
+        import hashlib
+
+        return {i: ("held-out" if hashlib.sha1(i.encode()).hexdigest()[0] in "0123" else "dev") for i in ids}
     return {i: ("held-out" if n % 3 == 2 else "dev") for n, i in enumerate(sorted(ids))}
 
 
@@ -223,7 +232,8 @@ def report(rows, seq_rows, run: Runner, set_dir: Path, hook_slice: str, rule: st
     head = ["slice", "items", "worth saving", "asks", "precision", "recall", "category accuracy"]
     body = [[f"endings {p}", *metrics(rows[p])] for p in shown]
     body += [[f"sequence stops {p}", *metrics(seq_rows[p])] for p in shown]
-    how = "ids sorted, every third held out" if rule else "no split.json: all held-out"
+    how = {"every_third": "ids sorted, every third held out", "sha1_quarter": "ids whose sha1 starts with 0-3 held out",
+           "all_dev": "a training-only set: all dev"}.get(rule or "", "no split.json: all held-out")
     when = "a stop after the last turn" if ending_stops == "last" else "a stop after each assistant reply, the first ask counts"
     print(f"Triage on {set_dir.relative_to(REPO) if set_dir.is_relative_to(REPO) else set_dir} ({how}; endings: {when})")
     print(table(head, body))

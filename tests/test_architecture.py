@@ -29,7 +29,7 @@ HOOK_ALLOWED = {
     "memindex.relevance", "memindex.policy", "memindex.policy.inject", "memindex.policy.intent",
     "memindex.policy.prompt", "memindex.policy.transcript", "memindex.policy.memo", "memindex.policy.dense",
     "memindex.capture", "memindex.capture.triage", "memindex.capture.turn", "memindex.capture.asked",
-    "memindex.capture.schedule",
+    "memindex.capture.schedule", "memindex.capture.score",
     "memindex.hook", "memindex.hook.__main__", "memindex.hook.file", "memindex.hook.session",
     "memindex.hook.clients",
 }
@@ -269,6 +269,7 @@ OPEN_ALLOWED: dict[str, str] = {
     "memindex.config._read_user": "the user's own config (~/.config/memindex), outside every root; a dotfiles link is fine",
     "memindex.trust": "the user's trust record (~/.local/state/memindex), outside every root",
     "memindex.capture.triage.data": "package data (data/triage.json)",
+    "memindex.capture.score.model": "package data (data/triage_model.json, the triage scorer's weights)",
     "memindex.relevance": "package data (data/relevance.json, the relevance model's weights)",
     "memindex.hook._settle_streams": "os.devnull in place of a standard stream that cannot be flushed",
     "memindex.watch.mounts.read_mounts": "/proc/self/mountinfo, the kernel's mount table",

@@ -4,7 +4,8 @@ When the turn holds something a later session would want (a decision made or rev
 fix that worked, a limit found, work deferred, a preference stated, an explicit "remember
 this"), the hook blocks the stop once and asks the model to save it through the
 memory-save skill, naming the category and the topic in the user's words. Ordinary turns
-stay quiet. The patterns are data (memindex/data/triage.json): sentence by sentence, after
+stay quiet. A learned scorer decides (capture/score.py, `scored`: the patterns are among its
+features and name the kind). The patterns are data (triage.json): sentence by sentence, after
 code, quotations, pasted logs, questions and hypotheticals are taken out.
 
 Never a loop, never twice for a topic (lessons of idnotbe/claude-memory's Stop hook, whose
@@ -86,13 +87,14 @@ class Finding:
     (the topic, in the speaker's words), the topic's key words, and the memory category
     to propose (an explicit "remember this" takes the kind its sentence also reads as)."""
 
-    __slots__ = ("category", "topic", "key", "speaker", "save_as", "ids", "recurs")
+    __slots__ = ("category", "topic", "key", "speaker", "save_as", "ids", "recurs", "loose")
 
     def __init__(self, category: Category, topic: str, key: frozenset[str], speaker: str, save_as: str | None = None) -> None:
         self.category, self.topic, self.key, self.speaker = category, topic, key, speaker
         self.save_as = category.save_as or save_as
         self.ids: frozenset[str] = frozenset()  # the turn's identifiers (see identifiers())
         self.recurs = False  # the turn says its subject came up before ("same error", "as agreed")
+        self.loose = False  # the scorer's, not a rule's: its kind is a guess, so any kind asked about may be its topic
 
     def record(self) -> list[str]:
         """The finding as the session's state keeps it: its words, "@" and its category,
@@ -163,6 +165,47 @@ def findings(user: list[str], assistant: list[str], tools: list[str] | None = No
         else:
             f.ids, f.recurs = own, recurs
     return out
+
+
+def scored(found: list[Finding], user: list[str], assistant: list[str], tools: list[str], before: str = "",
+           earlier: str = "") -> list[Finding]:
+    """The learned scorer's verdict on the turn (capture/score.py), the rules' findings
+    among its features: none when P(worth saving) is under the model's threshold; the
+    rules' findings when they have any; else one finding of the kind the scorer reads, its
+    topic the user's sentence with the most cue words of that kind. The rules alone when
+    the model is off (`"enabled": false` in triage_model.json)."""
+    from . import score
+    m = score.model()
+    if not m.get("enabled"):
+        return found
+    feats = score.features(user, assistant, tools, before, earlier, [f.category.name for f in found])
+    if score.probability(feats, m) < m["threshold"]:
+        return []
+    for f in found:  # "the same way", "like the other one": what the session asked about already
+        f.recurs = f.recurs or feats["u_recurs"] > 0
+    if found:
+        return found
+    import re
+
+    name = score.kind(feats, m)
+    cat = next(c for c in data()["categories"] if c.name == name)
+    best: tuple[int, list[str], int, str] | None = None  # (cue words, sentences, index, speaker): the user's first
+    for speaker, texts in (("user", user), ("assistant", assistant)):
+        for sentences in (_sentences(t) for t in texts):
+            for i, sentence in enumerate(sentences):
+                hits = 0 if _skipped(sentence) else 1 + sum(1 for p in score.FAMILIES[name] if p in score.prose(sentence))
+                if hits and (best is None or hits > best[0]):
+                    best = (hits, sentences, i, speaker)
+        if best is not None:
+            break
+    if best is None:
+        return []  # nothing but questions and code: no topic to name
+    f = _finding(cat, best[1], best[2], best[3], [])
+    own = identifiers([*user, *assistant])
+    f.ids = own or identifiers([*user, *assistant, earlier, before])
+    f.recurs = feats["u_recurs"] > 0 or any(re.search(data()["recurs"], t, re.I) for t in [*user, *assistant])
+    f.loose = True
+    return [f]
 
 
 def identifiers(texts: list[str]) -> frozenset[str]:
@@ -267,7 +310,7 @@ def same_topic(f: Finding, seen: list[list[str]]) -> bool:
     cat = "@" + f.category.name
     for record in seen:
         other = frozenset(w for w in record if w[:1] not in ("@", "`"))
-        same_kind = cat in record or not any(w[:1] == "@" for w in record)  # a record of an older version: any kind
+        same_kind = f.loose or cat in record or not any(w[:1] == "@" for w in record)  # a record of an older version: any kind
         if same_kind:
             if f.recurs:
                 return True
@@ -382,7 +425,8 @@ def stop_decision(payload: dict) -> str:
             turn.user = [left["prompt"]]
     if not turn.user:
         return ""
-    found = findings(turn.user, turn.assistant, turn.tools, turn.before, turn.earlier)
+    found = scored(findings(turn.user, turn.assistant, turn.tools, turn.before, turn.earlier), turn.user, turn.assistant,
+                   turn.tools, turn.before, turn.earlier)
     if not found:
         return ""
     from . import asked

@@ -1,0 +1,184 @@
+"""The triage's learned scorer: P(worth a save prompt | the latest turn), and the kind.
+
+The hand-written patterns (triage.json, capture/triage.py) catch the forms they name and
+little further: on a set written blind by someone else they found fewer than half of the
+endings worth saving. This scorer draws one boundary over generic signals of the turn
+instead: cue-word families per kind, counted in the user's words and in the assistant's
+own prose separately (never in code, tool output or the hook's own feedback), the turn's
+shape (questions, hypotheticals, a short answer to options, imperative and "we" forms,
+negation, quoted-code share, lengths), the commands' verdicts, the words before the
+prompt, and the pattern rules' own hits. A logistic regression, trained by
+`scripts/train_triage.py` (fixed folds, threshold chosen by cross-validation on the
+training sets only), its weights a data file (memindex/data/triage_model.json). Inference
+is substring counting and a dot product: standard library only and no regular
+expressions, the Stop hook imports it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+from ..defaults import DATA_DIR
+from ..lean import loads
+
+MODEL_FILE = os.path.join(DATA_DIR, "triage_model.json")
+_MODEL: dict | None = None
+
+KINDS = ("decision", "runbook", "constraint", "tech_debt", "preference")
+
+# Cue-word families: phrases matched on the normalised text (lowercase, words separated by
+# single spaces, padded with a space at each end); a leading/trailing space is a word edge.
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "decision": (" let's ", " lets ", " let us ", " go with ", " going with ", " went with ", " stick with ", " sticking with ",
+                 " decided ", " decide ", " decision ", " chose ", " choose ", " chosen ", " pick ", " picked ", " switch",
+                 " move to ", " moving to ", " migrate", " instead of ", " instead ", " over ", " rather than ", " we'll use ",
+                 " we will use ", " use ", " using ", " adopt", " standardi", " replace", " drop ", " dropping ", " ditch",
+                 " keep ", " keeping ", " settled ", " final ", " then ", " it is ", " it's ", " do it ", " ship ", " approve",
+                 " agreed ", " yes ", " ok ", " okay ", " sounds good ", " option ", " approach ", " from here on ",
+                 " is out ", " after all ", " not do ", " do that ", " do it ", " sounds right ", " go ahead "),
+    "runbook": (" works ", " worked ", " working ", " fixed ", " fix ", " fixes ", " solved ", " resolved ", " green ",
+                " passes ", " passing ", " passed ", " did the trick ", " that did it ", " good now ", " all good ",
+                " perfect ", " nice ", " thanks ", " root cause ", " the problem was ", " caused by ", " turned out ",
+                " was the issue ", " the issue was ", " gone ", " no longer ", " finally ", " succeed", " builds ",
+                " workaround ", " restart", " reinstall", " clear", " cache ", " flag ", " set ", " export ", " env ",
+                " sorted ", " stays ", " now ", " that was it ", " was missing "),
+    "constraint": (" can't ", " cannot ", " can not ", " must ", " must not ", " has to ", " have to ", " need to ", " only ",
+                   " max ", " maximum ", " limit", " at most ", " at least ", " no more than ", " quota", " capped ",
+                   " not supported ", " doesn't support ", " does not support ", " unsupported ", " require", " required ",
+                   " never ", " not allowed ", " forbidden ", " compliance", " legal ", " contract", " sla ", " policy ",
+                   " kb ", " mb ", " gb ", " ms ", " seconds ", " per ", " rate ", " timeout", " version", " older ",
+                   " breaks ", " incompatible", " firewall", " blocked ", " won't ", " doesn't work ", " ever ",
+                   " rejects ", " rejected ", " too large ", " too many ", " may ", " rule ", " validation", " turns out "),
+    "tech_debt": (" later ", " for now ", " todo", " to do ", " ticket", " issue ", " follow-up", " follow up ", " followup",
+                  " next sprint ", " not now ", " out of scope ", " skip ", " skipping ", " leave it ", " leave the ",
+                  " park", " defer", " postpone", " punt", " revisit", " come back ", " hack", " temporary ", " temporarily ",
+                  " quick fix ", " workaround ", " tech debt ", " technical debt ", " cleanup ", " clean up ", " someday ",
+                  " backlog", " after the release ", " after launch ", " not worth ", " good enough ", " ugly ", " xfail",
+                  " disable", " comment out ", " commented out ", " until ", " next week ", " deadline", " demo ",
+                  " not yet "),
+    "preference": (" i prefer ", " prefer ", " i like ", " i'd rather ", " i want ", " i don't want ", " i hate ", " please ",
+                   " always ", " never ", " don't ", " do not ", " stop ", " from now on ", " going forward ", " in future ",
+                   " in the future ", " every time ", " each time ", " our style ", " convention", " style ", " naming ",
+                   " format", " tabs ", " spaces ", " verbose", " shorter ", " concise ", " no more ", " annoying ",
+                   " i'm not a fan ", " not a fan ", " keep it ", " make sure ", " default ", " don't like ", " avoid ",
+                   " for all ", " here ", " start with "),
+    "remember": (" remember ", " note ", " note that ", " keep in mind ", " for future ", " for the record ", " next time ",
+                 " write this down ", " write that down ", " jot ", " don't forget ", " do not forget ", " save this ",
+                 " save that ", " memor", " fyi ", " heads up ", " worth knowing ", " good to know ", " lesson "),
+    "lookup": (" what did we ", " remind me ", " did we decide ", " what was ", " what's our ", " what is our ", " where did ",
+               " do you remember ", " why did we ", " what's the ", " how do i ", " how do we ", " explain ", " what does ",
+               " show me ", " can you check ", " look at ", " review "),
+    "hypothetical": (" should we ", " what if ", " maybe ", " perhaps ", " might ", " could we ", " would it ", " thinking about ",
+                     " considering ", " not sure ", " wondering ", " if we ", " suppose ", " would you ", " pros and cons ",
+                     " compare ", " versus ", " vs ", " or should ", " thoughts ", " wdyt ", " any idea ", " is it worth "),
+    "recurs": (" again ", " same ", " like we said ", " as agreed ", " as discussed ", " like before ", " as before ",
+               " like last time ", " already ", " as usual ", " per our ", " like the other ", " the thing where "),
+    "negation": (" not ", " no ", " never ", " n't ", "n't ", " don't ", " without "),
+    "error": (" error", " fail", " broken ", " crash", " exception", " hang", " stuck ", " timeout", " timed out ",
+              " doesn't work ", " not working ", " 500 ", " segfault", " oom ", " leak", " flaky ", " wrong "),
+    "done": (" done ", " added ", " updated ", " changed ", " wrote ", " created ", " removed ", " renamed ", " committed ",
+             " merged ", " deployed ", " implemented ", " refactored "),
+    "we": (" we ", " our ", " us ", " let's ", " we're ", " we'll ", " team "),
+}
+_IMPERATIVE = frozenset("use go keep switch drop add remove make put stick always never don't do stop let's lets pick move "
+                        "replace rename set ship skip leave write save remember note revert rollback pin bump please "
+                        "ok okay yes yep sure fine".split())
+_QUESTION_START = frozenset("what why how when where which who should could would can is are do does did will whats".split())
+
+
+def model() -> dict:
+    """triage_model.json, read once: {"enabled", "features", "weights", "bias", "threshold", "kinds": {kind: {...}}}."""
+    global _MODEL
+    if _MODEL is None:
+        with open(MODEL_FILE, "rb") as fh:
+            _MODEL = loads(fh.read())
+    return _MODEL
+
+
+def prose(text: str) -> str:
+    """Lowercase words of the text outside fenced code, inline code and quoted log lines,
+    padded with spaces; punctuation other than ' - ? becomes a space."""
+    parts = text.split("```")
+    text = " ".join(parts[::2])  # odd parts are fenced code
+    bits = text.split("`")
+    text = " ".join(bits[::2])
+    lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith((">", "$ ", ">>> ", "Traceback", "at ", "File \""))]
+    out = []
+    for ch in "\n".join(lines).lower():
+        out.append(ch if ch.isalnum() or ch in "'-?" else " ")
+    text = "".join(out).replace("’", "'").replace("?", " ? ")
+    return " " + " ".join(text.split()) + " "
+
+
+def _code_share(text: str) -> float:
+    if not text:
+        return 0.0
+    parts = text.split("```")
+    code = sum(len(p) for p in parts[1::2])
+    code += sum(len(b) for b in " ".join(parts[::2]).split("`")[1::2])
+    return min(1.0, code / len(text))
+
+
+def _hits(prose: str, family: str) -> int:
+    return sum(1 for p in FAMILIES[family] if p in prose)
+
+
+def features(user: list[str], assistant: list[str], tools: list[str], before: str, earlier: str,
+             rules: list[str]) -> dict[str, float]:
+    """The turn's features by name (each about 0..1). `rules`: the names of the pattern
+    categories that matched (triage.findings)."""
+    u_raw = "\n".join(user)
+    a_raw = "\n".join(assistant)
+    u, a, b, e = prose(u_raw), prose(a_raw), prose(before), prose(earlier)
+    f: dict[str, float] = {}
+    for fam in FAMILIES:
+        f["u_" + fam] = min(_hits(u, fam), 3) / 3
+        f["a_" + fam] = min(_hits(a, fam), 3) / 3
+    for side, text in (("u", u), ("a", a)):  # cue strength of any kind: a new writer's phrasing spreads over families
+        f[side + "_cues"] = min(sum(_hits(text, k) for k in (*KINDS, "remember")), 6) / 6
+    for fam in ("error", "hypothetical", "decision"):
+        f["b_" + fam] = min(_hits(b, fam), 3) / 3
+    f["e_error"] = min(_hits(e, "error"), 3) / 3
+    words = u.split()
+    n = len(words)
+    f["u_len"] = math.log1p(n) / 6
+    f["a_len"] = math.log1p(len(a.split())) / 7
+    f["u_short"] = 1.0 if n <= 8 else 0.0
+    f["u_questions"] = min(words.count("?"), 3) / 3
+    f["u_ends_question"] = 1.0 if u_raw.rstrip().endswith("?") else 0.0
+    f["u_question_start"] = 1.0 if words and words[0] in _QUESTION_START else 0.0
+    f["u_imperative"] = 1.0 if words and words[0] in _IMPERATIVE else 0.0
+    f["u_code"] = _code_share(u_raw)
+    f["a_code"] = _code_share(a_raw)
+    f["before"] = 1.0 if before.strip() else 0.0
+    f["answer_short"] = f["before"] * f["u_short"]
+    f["fix_confirmed"] = f["u_runbook"] * max(f["b_error"], f["e_error"], f["u_error"])
+    f["error_fixed"] = f["u_error"] * f["a_runbook"]  # the user brings an error, the assistant's words fix it
+    f["error_limit"] = f["u_error"] * f["a_constraint"]  # an error that turns out to be a limit
+    f["pick"] = f["answer_short"] * max(f["b_decision"], f["b_hypothetical"])  # "try 2", "containers": a pick among options
+    f["tools"] = min(len(tools), 3) / 3
+    t = prose("\n".join(tools))
+    f["tools_pass"] = 1.0 if any(w in t for w in (" passed ", " ok ", " success", " built ", " 0 failed ", " green ")) else 0.0
+    f["tools_fail"] = 1.0 if any(w in t for w in (" failed ", " error", " fail ")) else 0.0
+    f["rule_any"] = 1.0 if rules else 0.0
+    for kind in (*KINDS, "remember"):
+        f["rule_" + kind] = 1.0 if kind in rules else 0.0
+    return f
+
+
+def _dot(weights: dict[str, float], bias: float, feats: dict[str, float]) -> float:
+    z = bias + sum(w * feats.get(k, 0.0) for k, w in weights.items())
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+def probability(feats: dict[str, float], m: dict | None = None) -> float:
+    """P(worth a save prompt) for the features."""
+    m = m or model()
+    return _dot(m["weights"], m["bias"], feats)
+
+
+def kind(feats: dict[str, float], m: dict | None = None) -> str:
+    """The memory kind the turn most reads as (one-vs-rest scores, the highest)."""
+    m = m or model()
+    return max(KINDS, key=lambda k: (_dot(m["kinds"][k]["weights"], m["kinds"][k]["bias"], feats), -KINDS.index(k)))

@@ -1,0 +1,185 @@
+"""Train the Stop-hook triage's scorer (memindex/capture/score.py) and print its evaluation.
+
+    python scripts/train_triage.py            # cross-validate and report, no write
+    python scripts/train_triage.py --write    # also write memindex/data/triage_model.json
+    python scripts/train_triage.py --check    # exit 1 if the shipped file differs
+
+Training items: evalsets/triage's dev slice (ids sorted, every third held out) and
+evalsets/triage2 except its hash-held-out slice (evalsets/triage2/split.json: sha1 of the
+id, first hex digit below 4; a sequence's stops go with their sequence) and
+evalsets/triage_written (50 endings of the helper that trained it, all dev). Each item becomes
+the Claude Code transcript eval_triage.py writes, read back by the hook's own
+`latest_turn`, so the features are the ones the hook computes. A logistic regression with
+an L2 penalty, full-batch gradient descent from zero (deterministic); the threshold is the
+one that maximises recall at out-of-fold precision >= TARGET_PRECISION over 5 fixed folds
+of the training items (by a hash of the ending's or sequence's id), counted on the sets the
+rules were not tuned on (on evalsets/triage's dev slice the rules, features here, are
+perfect by construction), never looking at the held-out slices. The kind: one-vs-rest regressions over the training positives. Prints
+the cross-validated figures; held-out figures come from eval_triage.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
+
+from eval_triage import append, entries, split, split_rule  # noqa: E402
+from memindex.capture import score  # noqa: E402
+from memindex.capture.triage import findings  # noqa: E402
+from memindex.capture.turn import latest_turn  # noqa: E402
+
+SETS = ("triage", "triage2", "triage_written")
+RULES_TUNED_ON = ("triage",)  # the rules (features here) were written on its dev slice: its out-of-fold precision flatters
+FOLDS = 5
+TARGET_PRECISION = 0.85  # out of fold: the held-out sets are expected to come out lower
+L2 = 0.02
+STEPS = 3000
+RATE = 0.5
+
+
+def fold(group: str) -> int:
+    return int(hashlib.sha1(group.encode()).hexdigest(), 16) % FOLDS
+
+
+def items(tmp: Path) -> list[dict]:
+    """Every ending and sequence stop of the sets: features, label, kind, set, slice, group."""
+    out = []
+    for name in SETS:
+        d = REPO / "evalsets" / name
+        endings = json.loads((d / "endings.json").read_text())
+        seqs = json.loads((d / "sequences.json").read_text()) if (d / "sequences.json").exists() else []
+        rule = split_rule(d)
+        es, ss = split([e["id"] for e in endings], rule), split([s["id"] for s in seqs], rule)
+        for n, e in enumerate(endings):
+            path = tmp / f"{name}-{e['id']}.jsonl"
+            append(path, entries(e["turns"], e.get("tools"), n))
+            out.append(_item(path, e, name, es[e["id"]], f"{name}/{e['id']}"))
+        for n, s in enumerate(seqs):
+            path = tmp / f"{name}-{s['id']}.jsonl"
+            for k, stop in enumerate(s["stops"]):
+                append(path, entries(stop["turns"], stop.get("tools"), 1000 * n + k))
+                out.append(_item(path, stop, name, ss[s["id"]], f"{name}/{s['id']}"))
+                if stop.get("save"):  # as the eval appends after an ask
+                    append(path, [{"type": "user", "isMeta": True, "message": {"role": "user", "content": "Stop hook feedback:\nmemindex: ..."}},
+                                  {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Saved it with memindex."}]}}])
+    return out
+
+
+def _item(path: Path, item: dict, name: str, part: str, group: str) -> dict:
+    turn = latest_turn(str(path))
+    rules = [f.category.name for f in findings(turn.user, turn.assistant, turn.tools, turn.before, turn.earlier)]
+    feats = score.features(turn.user, turn.assistant, turn.tools, turn.before, turn.earlier, rules)
+    return {"x": feats, "y": 1.0 if item.get("save") else 0.0, "kind": item.get("category"), "set": name,
+            "part": part, "group": group, "rules": bool(rules)}
+
+
+def fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
+    w = np.zeros(x.shape[1])
+    b = 0.0
+    for _ in range(STEPS):
+        p = 1 / (1 + np.exp(-(x @ w + b)))
+        g = p - y
+        w -= RATE * (x.T @ g / len(y) + L2 * w)
+        b -= RATE * float(g.mean())
+    return w, b
+
+
+def predict(x: np.ndarray, w: np.ndarray, b: float) -> np.ndarray:
+    return 1 / (1 + np.exp(-(x @ w + b)))
+
+
+def threshold(p: np.ndarray, y: np.ndarray) -> float:
+    """The lowest threshold (most recall) whose precision is >= TARGET_PRECISION; else the best F1."""
+    best = None
+    for t in np.round(np.arange(0.30, 0.91, 0.01), 2):
+        ask = p >= t
+        if not ask.any():
+            continue
+        prec = (y[ask] == 1).mean()
+        if prec >= TARGET_PRECISION:
+            return float(t)
+        f1 = 2 * (y[ask] == 1).sum() / (ask.sum() + (y == 1).sum())
+        if best is None or f1 > best[0]:
+            best = (f1, float(t))
+    return best[1] if best else 0.5
+
+
+def pr(ask: np.ndarray, y: np.ndarray) -> str:
+    hits = int((ask & (y == 1)).sum())
+    return f"P {hits / max(1, ask.sum()):.2f} ({hits}/{int(ask.sum())})  R {hits / max(1, (y == 1).sum()):.2f} ({hits}/{int((y == 1).sum())})"
+
+
+def train(rows: list[dict], names: list[str]) -> dict:
+    x = np.array([[r["x"][k] for k in names] for r in rows])
+    y = np.array([r["y"] for r in rows])
+    oof = np.zeros(len(rows))
+    folds = np.array([fold(r["group"]) for r in rows])
+    for k in range(FOLDS):
+        w, b = fit(x[folds != k], y[folds != k])
+        oof[folds == k] = predict(x[folds == k], w, b)
+    untuned = np.array([r["set"] not in RULES_TUNED_ON for r in rows])
+    t = threshold(oof[untuned], y[untuned])
+    w, b = fit(x, y)
+    kinds = {}
+    pos = np.array([r["y"] == 1 and r["kind"] in score.KINDS for r in rows])
+    for kind in score.KINDS:
+        yk = np.array([1.0 if r["kind"] == kind else 0.0 for r in rows])[pos]
+        wk, bk = fit(x[pos], yk)
+        kinds[kind] = {"weights": {n: round(float(v), 6) for n, v in zip(names, wk)}, "bias": round(float(bk), 6)}
+    return {"oof": oof, "threshold": t, "weights": {n: round(float(v), 6) for n, v in zip(names, w)}, "bias": round(float(b), 6),
+            "kinds": kinds}
+
+
+def build() -> tuple[dict, list[dict], dict]:
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = items(Path(tmp))
+    names = sorted(rows[0]["x"])
+    train_rows = [r for r in rows if r["part"] == "dev"]
+    m = train(train_rows, names)
+    shipped = {"_comment": "Written by scripts/train_triage.py (do not edit by hand): the Stop-hook triage's logistic "
+                           "regression (memindex/capture/score.py); trained on evalsets/triage's dev slice and evalsets/triage2's "
+                           "hash-dev slice and evalsets/triage_written, threshold by 5-fold cross-validation on those.",
+               "enabled": True, "threshold": m["threshold"], "bias": m["bias"], "weights": m["weights"], "kinds": m["kinds"]}
+    return shipped, rows, m
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--write", action="store_true")
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args(argv)
+    shipped, rows, m = build()
+    text = json.dumps(shipped, indent=1, sort_keys=True) + "\n"
+    if args.check:
+        same = Path(score.MODEL_FILE).read_text() == text
+        print("shipped model is what the script produces" if same else "shipped model differs: run --write")
+        return 0 if same else 1
+    train_rows = [r for r in rows if r["part"] == "dev"]
+    y = np.array([r["y"] for r in train_rows])
+    t = m["threshold"]
+    print(f"threshold {t:.2f} (out-of-fold precision >= {TARGET_PRECISION}); training items {len(train_rows)}")
+    for name in SETS:
+        sel = np.array([r["set"] == name for r in train_rows])
+        ask = m["oof"][sel] >= t
+        rules = np.array([r["rules"] for r in train_rows])[sel]
+        print(f"{name} training folds, out of fold: scorer {pr(ask, y[sel])} | rules {pr(rules, y[sel])}")
+    top = sorted(m["weights"].items(), key=lambda kv: -abs(kv[1]))[:15]
+    print("largest weights: " + ", ".join(f"{k} {v:+.2f}" for k, v in top))
+    if args.write:
+        Path(score.MODEL_FILE).write_text(text)
+        print(f"wrote {score.MODEL_FILE}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
