@@ -4,13 +4,8 @@
 Runs from the plugin folder without an install (the package sits beside this folder) and
 always exits 0: a broken installation must not break a prompt.
 """
-import gc
 import os
 import sys
-
-# A process of a few milliseconds: collecting its garbage only costs time (2.5 ms of a
-# prompt at 10k memories, docs/benchmarks.md); what it allocates goes when it exits.
-gc.disable()
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 try:

@@ -581,7 +581,7 @@ def test_session_memos_are_private_and_expire(project: Path, private_runtime: Pa
 
 @pytest.mark.parametrize("entry", ["script", "module"])
 def test_the_hook_process_runs_without_the_garbage_collector(entry: str) -> None:
-    """Both hook commands turn the collector off before the handler's imports (2.5 ms of
+    """Both hook commands turn the collector off (`main`) before the handler's imports (2.5 ms of
     a prompt at 10k memories); the in-process API (`run`) leaves the caller's alone."""
     import gc
 

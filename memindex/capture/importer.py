@@ -17,6 +17,7 @@ from ..config import Config
 from ..defaults import IMPORT_BATCH, IMPORT_MAX_FILES
 from ..errors import MemindexError, UsageError
 from ..importers.claude_memory import claude_projects_dir, project_key  # Claude Code's folders
+from ..store.paths import project_of
 from .parse import read_transcript
 from .store import write_summaries
 from .summary import summarise
@@ -26,14 +27,14 @@ from .summary import summarise
 def default_folder(root: str | os.PathLike[str]) -> Path:
     """Claude Code's transcript folder of the project that holds this memory root (its
     path as given, or its real path: Claude Code records the folder it was started in)."""
-    project = Path(root).resolve().parent.parent  # <project>/.claude/memory
+    project = project_of(os.path.realpath(root))
     projects = claude_projects_dir()
-    candidates = [str(Path(root).absolute().parent.parent), str(project)]
+    candidates = [project_of(root), project]
     for path in candidates:
         folder = projects / project_key(path)
         if folder.is_dir():
             return folder
-    return projects / project_key(str(project))
+    return projects / project_key(project)
 
 
 def transcripts(folder: Path) -> list[Path]:

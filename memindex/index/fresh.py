@@ -10,7 +10,7 @@ import os
 import time
 
 from ..defaults import FOLDERS, FRESH_SYNC_COST_FACTOR, FRESH_SYNC_MIN_S, FUTURE_SLACK_S, SPAWN_MARKER
-from ..lean import loads, sqlite3
+from ..lean import sqlite3
 from ..store import rootfs
 from .db import meta_values
 
@@ -90,11 +90,11 @@ def is_current(conn: sqlite3.Connection, root: str | os.PathLike[str]) -> bool:
     every file's stat as the last full sync saw it (an edit in place)."""
     if is_stale(conn, root):
         return False
-    row = conn.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
     try:
-        return row is not None and loads(row[0]) == stat_fingerprint(root)
-    except (ValueError, TypeError):
+        stored = meta_values(conn, ("fingerprint",)).get("fingerprint")
+    except (ValueError, TypeError, RecursionError):
         return False
+    return stored is not None and stored == stat_fingerprint(root)
 
 
 def sync_due(conn: sqlite3.Connection) -> float | None:
@@ -121,10 +121,11 @@ def refresh(conn: sqlite3.Connection, root: str | os.PathLike[str], say: Callabl
     interval (`sync_due`) gets a background `sync --if-changed`, which sees edits made in
     place. The process starter loads only then."""
     if is_stale(conn, root):
-        from .freshen import spawn_sync
-
-        spawn_sync(root, say, None, 0.0, FRESH_SYNC_MIN_S)
+        interval, extra = FRESH_SYNC_MIN_S, ()
     elif (interval := sync_due(conn)) is not None and not rootfs.guarded(os.path.join(root, SPAWN_MARKER), interval):
-        from .freshen import spawn_sync  # once per interval: the prompts between load nothing more
+        extra = ("--if-changed",)  # once per interval: the prompts between load nothing more
+    else:
+        return
+    from .freshen import spawn_sync
 
-        spawn_sync(root, say, None, 0.0, interval, "--if-changed")
+    spawn_sync(root, say, None, 0.0, interval, *extra)

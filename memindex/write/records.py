@@ -8,11 +8,14 @@ the `changes` history.
 from __future__ import annotations
 
 import copy
+import os
 from datetime import datetime
 from typing import Any
 
 from ..defaults import IMMUTABLE, LIFECYCLE_FIELDS, MANAGED, MAX_CHANGES, SCHEMA_VERSION
-from ..errors import InvalidMemory, WriteError
+from ..errors import InvalidMemory, MemoryFileError, WriteError
+from ..store.files import parse_json, read_bytes
+from .locate import display
 from .validate import check_confidence, check_questions, check_tags, check_title, clean_reason, iso, ordered, parse_utc
 
 # action -> (allowed current statuses, new status)
@@ -175,12 +178,6 @@ def transition(
 def read_current(root: str, rel: str, cfg) -> dict[str, Any] | None:
     """The memory at `rel` as it is on disk, or None when there is none; WriteError for a
     file that is there but is no memory (an importer or capture never overwrites it)."""
-    import os
-
-    from ..errors import MemoryFileError
-    from ..store.files import parse_json, read_bytes
-    from .locate import display
-
     if not os.path.lexists(os.path.join(root, rel)):
         return None
     try:
