@@ -40,41 +40,13 @@ from memindex.capture.parse import parse_lines  # noqa: E402
 from memindex.capture.summary import _title, summarise  # noqa: E402
 from memindex.config import parse_config  # noqa: E402
 from memindex.defaults import CAPTURE_TAG, FOLDERS  # noqa: E402
-from memindex.evaluation.locomo import QA_CATEGORIES, ADVERSARIAL, load, parse_date_time, parse_dia_ids  # noqa: E402
-from memindex.evaluation.transcripts import TranscriptWriter  # noqa: E402
+from memindex.evaluation.locomo import QA_CATEGORIES, ADVERSARIAL, load, parse_dia_ids, sessions_of, transcript, turn_text  # noqa: E402
 from memindex.retrieval.query import Params, search  # noqa: E402
 from memindex.index.sync import sync  # noqa: E402
 from memindex.write.validate import prepare_new, serialize  # noqa: E402
 
 HELD_OUT = (7, 8, 9)
 KS = (5, 10)
-
-
-def sessions_of(conversation: dict) -> list[tuple[int, list[dict], str]]:
-    conv = conversation["conversation"]
-    out = []
-    for key, turns in conv.items():
-        if key.startswith("session_") and isinstance(turns, list) and key[len("session_"):].isdigit():
-            n = int(key[len("session_"):])
-            out.append((n, turns, parse_date_time(conv[f"session_{n}_date_time"])))
-    return sorted(out)
-
-
-def turn_text(turn: dict) -> str:
-    text = f"{turn['speaker']}: {turn['text']}"
-    if turn.get("blip_caption"):
-        text += f" [shares a photo: {turn['blip_caption']}]"
-    return text
-
-
-def transcript(conv_no: int, n: int, turns: list[dict], first: str, date: str) -> tuple[str, list[str]]:
-    from datetime import datetime, timezone
-
-    sid = f"locomo-c{conv_no}-s{n}"
-    w = TranscriptWriter(sid, "/locomo", datetime.fromisoformat(date.replace("Z", "+00:00")).astimezone(timezone.utc))
-    for turn in turns:
-        (w.prompt if turn["speaker"] == first else w.text)(turn_text(turn))
-    return sid, w.lines()
 
 
 def build(dest: Path, docs: list[dict]) -> None:

@@ -125,13 +125,15 @@ def asked_category(out: str) -> str | None:
 class Runner:
     """Runs stops in-process, and through the hook command for the chosen items."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, scorer: bool = False) -> None:
         self.project = tmp / "proj"
         (self.project / ".claude" / "memory" / "decisions").mkdir(parents=True)
         runtime = tmp / "xdg"
         runtime.mkdir(mode=0o700)
         os.environ["XDG_RUNTIME_DIR"] = str(runtime)
-        self.env = dict(os.environ, PYTHONPATH=str(REPO))
+        self.scorer = scorer  # capture.save_prompt_scorer, in process and for the hook (its config)
+        self.env = dict(os.environ, PYTHONPATH=str(REPO),
+                        MEMINDEX_CONFIG_JSON=json.dumps({"capture": {"save_prompt_scorer": scorer}}))
         self.cmd = hook_command(REPO, "stop")
         self.tmp = tmp
         self.disagree: list[str] = []
@@ -144,11 +146,11 @@ class Runner:
             proc = subprocess.run(self.cmd, input=json.dumps(payload).encode(), capture_output=True, env=self.env, timeout=30)
             self.hook_runs += 1
             hook_out = proc.stdout.decode()
-            mine = stop_decision({**payload, "session_id": session + "/in-process"})
+            mine = stop_decision({**payload, "session_id": session + "/in-process"}, self.scorer)
             if hook_out != mine:
                 self.disagree.append(f"{session}: hook {hook_out[:80]!r} vs in-process {mine[:80]!r}")
             return hook_out
-        return stop_decision(payload)
+        return stop_decision(payload, self.scorer)
 
 
 def segments(turns: list[dict]) -> list[list[dict]]:
@@ -167,7 +169,8 @@ def feedback(out: str) -> list[dict]:
             {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Saved it with memindex."}]}}]
 
 
-def evaluate(set_dir: Path, hook_slice: str, shown: tuple[str, ...] = ("dev", "held-out"), ending_stops: str = "last") -> int:
+def evaluate(set_dir: Path, hook_slice: str, shown: tuple[str, ...] = ("dev", "held-out"), ending_stops: str = "last",
+             scorer: bool = False) -> int:
     endings = json.loads((set_dir / "endings.json").read_text())
     seq_file = set_dir / "sequences.json"
     sequences = json.loads(seq_file.read_text()) if seq_file.exists() else []
@@ -176,7 +179,7 @@ def evaluate(set_dir: Path, hook_slice: str, shown: tuple[str, ...] = ("dev", "h
     use_hook = lambda part: hook_slice == "all" or hook_slice == part  # noqa: E731
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        run = Runner(tmp)
+        run = Runner(tmp, scorer)
         # endings: one new session each
         rows: dict[str, list[tuple[dict, str]]] = {"dev": [], "held-out": []}
         for n, item in enumerate(endings):
@@ -277,9 +280,54 @@ def cost() -> None:
     print(table(["part", "characters", "~tokens"], rows))
 
 
+def on_locomo(path: Path, scorer: bool = False) -> int:
+    """LoCoMo's conversations as sessions (the first speaker as the user), a stop after each
+    reply: chat between friends, where a project memory is never the answer, so every ask
+    is a false one. In process (the hook and in-process agree on every judged set)."""
+    from datetime import datetime, timezone
+
+    from memindex.evaluation.locomo import load, sessions_of, turn_text
+    from memindex.evaluation.transcripts import TranscriptWriter
+
+    stops = asks = sessions = asked_sessions = 0
+    examples: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp_name:
+        run = Runner(Path(tmp_name), scorer)
+        for c, conversation in enumerate(load(path)):
+            for n, turns, date in sessions_of(conversation):
+                sid, first, got = f"locomo-c{c}-s{n}", turns[0]["speaker"], 0
+                w = TranscriptWriter(sid, "/locomo", datetime.fromisoformat(date.replace("Z", "+00:00")).astimezone(timezone.utc))
+                target = Path(tmp_name) / f"{sid}.jsonl"
+                for turn in turns:
+                    if turn["speaker"] == first:
+                        w.prompt(turn_text(turn))
+                        continue
+                    w.text(turn_text(turn))
+                    w.write(target)
+                    out = run.stop(target, sid, False)
+                    stops += 1
+                    if out:
+                        got += 1
+                        examples.append(f"{sid}: {json.loads(out)['reason'][:140]}")
+                        w.meta("Stop hook feedback:\n" + json.loads(out)["reason"])
+                        w.text("Saved it with memindex.")
+                sessions += 1
+                asks += got
+                asked_sessions += got > 0
+        settle(Path(tmp_name))
+    print(f"LoCoMo {path.name} as sessions: {sessions} sessions, {stops} stops; asks {asks} "
+          f"({asks / max(stops, 1):.3f} of stops), sessions with an ask {asked_sessions} ({asked_sessions / max(sessions, 1):.3f})")
+    for line in examples[:8]:
+        print("  " + line)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", type=Path, default=REPO / "evalsets" / "triage")
+    parser.add_argument("--scorer", action="store_true", help="with capture.save_prompt_scorer on (the learned scorer decides)")
+    parser.add_argument("--locomo", type=Path, metavar="JSON",
+                        help="instead of a judged set: LoCoMo's conversations as sessions (every ask is a false one)")
     parser.add_argument("--hook", choices=("all", "dev", "held-out", "none"), default="all",
                         help="which slice also goes through the real hook command (default: all)")
     parser.add_argument("--report", choices=("all", "dev", "held-out"), default="all",
@@ -289,8 +337,10 @@ def main(argv: list[str] | None = None) -> int:
                              "reply as Claude Code runs the hook in a session (a fact stated in an earlier turn was "
                              "triaged at that turn's stop)")
     args = parser.parse_args(argv)
+    if args.locomo:
+        return on_locomo(args.locomo, args.scorer)
     shown = ("dev", "held-out") if args.report == "all" else (args.report,)
-    return evaluate(args.set.resolve(), args.hook, shown, args.ending_stops)
+    return evaluate(args.set.resolve(), args.hook, shown, args.ending_stops, args.scorer)
 
 
 if __name__ == "__main__":

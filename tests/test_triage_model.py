@@ -119,7 +119,25 @@ def test_the_shipped_scorer_asks_about_a_deferral_no_rule_names_and_once(tmp_pat
              {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": assistant}]}}]
     transcript.write_text("".join(json.dumps(e) + "\n" for e in lines))
     payload = {"session_id": "scorer-once", "transcript_path": str(transcript), "stop_hook_active": False}
-    out = triage.stop_decision(payload)
+    out = triage.stop_decision(payload, scorer=True)
     assert "--category tech_debt" in json.loads(out)["reason"]
-    assert triage.stop_decision(payload) == ""  # the same topic, asked about already
-    assert triage.stop_decision({**payload, "session_id": "other", "stop_hook_active": True}) == ""
+    assert triage.stop_decision(payload, scorer=True) == ""  # the same topic, asked about already
+    assert triage.stop_decision({**payload, "session_id": "other", "stop_hook_active": True}, scorer=True) == ""
+
+
+def test_the_stop_hook_uses_the_scorer_only_when_the_user_config_asks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`capture.save_prompt_scorer` is off by default (it asked at a fifth of the stops of
+    LoCoMo's chats): the same turn gets no ask from the patterns, one with the scorer on."""
+    from memindex.config import parse_config
+    from memindex.hook.session import save_prompt
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    tmp_path.chmod(0o700)
+    user = "ship it as is for the demo, the caching layer can wait until next week"
+    transcript = tmp_path / "t.jsonl"
+    lines = [{"type": "user", "message": {"role": "user", "content": user}},
+             {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Left the cache out."}]}}]
+    transcript.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    payload = {"session_id": "scorer-config", "transcript_path": str(transcript), "stop_hook_active": False}
+    assert save_prompt(payload, parse_config({})) == ""
+    assert "tech_debt" in save_prompt(payload, parse_config({"capture": {"save_prompt_scorer": True}}))

@@ -409,9 +409,9 @@ def choose(found: list[Finding], state: dict) -> list[Finding]:
     return chosen
 
 
-def stop_decision(payload: dict) -> str:
-    """The Stop hook's output for this payload: `{"decision": "block", "reason": ...}` when
-    the latest turn holds a new topic worth saving, else "" (the stop goes on)."""
+def stop_decision(payload: dict, scorer: bool = False) -> str:
+    """The Stop hook's output: `{"decision": "block", "reason": ...}` when the latest turn holds
+    a new topic worth saving, else ""; `scorer`: capture.save_prompt_scorer (`scored`)."""
     if payload.get("stop_hook_active") is True:
         return ""  # this stop follows our own block (or another hook's): never a loop
     from .turn import latest_turn
@@ -425,8 +425,8 @@ def stop_decision(payload: dict) -> str:
             turn.user = [left["prompt"]]
     if not turn.user:
         return ""
-    found = scored(findings(turn.user, turn.assistant, turn.tools, turn.before, turn.earlier), turn.user, turn.assistant,
-                   turn.tools, turn.before, turn.earlier)
+    found = findings(turn.user, turn.assistant, turn.tools, turn.before, turn.earlier)
+    found = scored(found, turn.user, turn.assistant, turn.tools, turn.before, turn.earlier) if scorer else found
     if not found:
         return ""
     from . import asked

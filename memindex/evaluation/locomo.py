@@ -305,3 +305,37 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# --- conversations as sessions (capture and triage measured on them) ---------------------
+
+
+def sessions_of(conversation: dict) -> list[tuple[int, list[dict], str]]:
+    """(session number, its turns, its date) of a conversation, in order: each session is
+    one Claude Code-like session for capture and triage (the first speaker as the user)."""
+    conv = conversation["conversation"]
+    out = []
+    for key, turns in conv.items():
+        if key.startswith("session_") and isinstance(turns, list) and key[len("session_"):].isdigit():
+            n = int(key[len("session_"):])
+            out.append((n, turns, parse_date_time(conv[f"session_{n}_date_time"])))
+    return sorted(out)
+
+
+def turn_text(turn: dict) -> str:
+    text = f"{turn['speaker']}: {turn['text']}"
+    if turn.get("blip_caption"):
+        text += f" [shares a photo: {turn['blip_caption']}]"
+    return text
+
+
+def transcript(conv_no: int, n: int, turns: list[dict], first: str, date: str) -> tuple[str, list[str]]:
+    from datetime import timezone
+
+    from .transcripts import TranscriptWriter
+
+    sid = f"locomo-c{conv_no}-s{n}"
+    w = TranscriptWriter(sid, "/locomo", datetime.fromisoformat(date.replace("Z", "+00:00")).astimezone(timezone.utc))
+    for turn in turns:
+        (w.prompt if turn["speaker"] == first else w.text)(turn_text(turn))
+    return sid, w.lines()

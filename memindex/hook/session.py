@@ -99,6 +99,6 @@ def save_prompt(data: dict, cfg) -> str:
     from ..capture.triage import stop_decision
 
     try:
-        return stop_decision(data)
+        return stop_decision(data, scorer=bool(cfg["capture.save_prompt_scorer"]))
     except asked.Unavailable as exc:
         raise Quiet(f"no save prompt: {exc}") from None
