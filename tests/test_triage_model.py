@@ -141,3 +141,13 @@ def test_the_stop_hook_uses_the_scorer_only_when_the_user_config_asks(tmp_path: 
     payload = {"session_id": "scorer-config", "transcript_path": str(transcript), "stop_hook_active": False}
     assert save_prompt(payload, parse_config({})) == ""
     assert "tech_debt" in save_prompt(payload, parse_config({"capture": {"save_prompt_scorer": True}}))
+
+
+def test_a_repository_config_cannot_turn_the_scorer_on(memory_root: Path) -> None:
+    """It asks more: only the user's own config (or `memindex trust`) may."""
+    from memindex.config import load_config
+    from memindex.defaults import CONFIG_FILE
+
+    (memory_root / CONFIG_FILE).write_text(json.dumps({"capture": {"save_prompt_scorer": True}}))
+    cfg = load_config(memory_root)
+    assert cfg["capture.save_prompt_scorer"] is False and "capture.save_prompt_scorer" in cfg.ignored
