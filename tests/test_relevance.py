@@ -124,6 +124,7 @@ def test_the_shipped_lexical_model_is_what_training_produces() -> None:
 
 
 @pytest.mark.model
+@pytest.mark.slow  # retrains on every set's vectors: about 3 minutes; not in CI (.ci/run)
 def test_the_shipped_semantic_model_is_what_training_produces() -> None:
     out = subprocess.run([sys.executable, str(REPO / "scripts" / "train_relevance.py"), "--check", "--semantic"],
                          capture_output=True, text=True, cwd=REPO, timeout=900)
