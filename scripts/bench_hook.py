@@ -69,7 +69,7 @@ def import_ms(env: dict) -> float:
     best = float("inf")
     for _ in range(7):
         out = subprocess.run([sys.executable, "-X", "importtime", "-c", "import memindex.hook, memindex.policy.inject, "
-                              "memindex.policy.transcript, memindex.policy.memo, memindex.index.provenance"],
+                              "memindex.policy.transcript, memindex.runtime, memindex.index.provenance"],
                              capture_output=True, env=env)
         total = 0
         for line in out.stderr.decode().splitlines():

@@ -27,7 +27,7 @@ HOOK_ALLOWED = {
     "memindex.retrieval", "memindex.retrieval.query", "memindex.retrieval.legacy", "memindex.retrieval.hits",
     "memindex.retrieval.cjk_search", "memindex.semantic", "memindex.semantic.client",
     "memindex.relevance", "memindex.policy", "memindex.policy.inject", "memindex.policy.intent",
-    "memindex.policy.prompt", "memindex.policy.transcript", "memindex.policy.memo", "memindex.policy.dense",
+    "memindex.policy.prompt", "memindex.policy.transcript", "memindex.policy.dense",
     "memindex.capture", "memindex.capture.triage", "memindex.capture.turn", "memindex.capture.asked",
     "memindex.capture.schedule", "memindex.capture.score",
     "memindex.hook", "memindex.hook.__main__", "memindex.hook.file", "memindex.hook.session",

@@ -564,7 +564,7 @@ def test_pre_tool_use_takes_the_prompt_from_the_session_memo(project: Path, priv
 
 
 def test_session_memos_are_private_and_expire(project: Path, private_runtime: Path) -> None:
-    from memindex.policy import memo
+    from memindex import runtime as memo
 
     folder = private_runtime / "memindex"
     memo.remember("old", "a prompt", [], [])

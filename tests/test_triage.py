@@ -687,7 +687,7 @@ def test_the_evaluation_script_can_stop_after_each_reply_of_an_ending(tmp_path: 
 def test_the_prompt_from_the_session_memo_when_the_transcript_is_not_written_yet(tmp_path: Path) -> None:
     """Claude Code writes the transcript lazily: under load the Stop hook can run before
     the file exists (seen in tests/e2e). The prompt hook's memo holds the turn's prompt."""
-    from memindex.policy import memo
+    from memindex import runtime as memo
     from memindex.capture.triage import stop_decision
 
     payload = {"session_id": "lazy-transcript", "transcript_path": str(tmp_path / "not-yet.jsonl"),

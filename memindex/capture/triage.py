@@ -418,7 +418,7 @@ def stop_decision(payload: dict, scorer: bool = False) -> str:
 
     turn = latest_turn(payload.get("transcript_path"), payload.get("last_assistant_message"))
     if not turn.user:  # Claude Code writes the transcript lazily: the prompt hook's memo has the prompt
-        from ..policy.memo import recall
+        from ..runtime import recall
 
         left = recall(payload.get("session_id"))
         if left and left.get("prompt"):

@@ -141,7 +141,7 @@ def on_prompt(data: dict) -> str:
     # for the PreToolUse hook, and for the Stop hook's save prompts: Claude Code writes the
     # transcript lazily, so at Stop the turn's prompt may not be in it yet (tests/e2e)
     if (cfg["retrieval.tool_anchors"] and cfg["retrieval.file_anchors"]) or cfg["capture.save_prompts"]:
-        from ..policy import memo
+        from .. import runtime as memo
 
         memo.remember(data.get("session_id"), prompt, turns, [prefix + h.path for h in hits])
     if dense is _ABSENT:  # started after the answer: the new worker's start-up does not slow this prompt

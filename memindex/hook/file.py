@@ -2,7 +2,7 @@
 memories anchored to it that still fit the user's latest prompt (`inject.on_file`, rule
 10). PostToolUse: a memory file the assistant wrote is synced in the background.
 
-The prompt comes from the session memo the prompt hook left (`memindex.policy.memo`), else from
+The prompt comes from the session memo the prompt hook left (`memindex.runtime`), else from
 the transcript. The answer is JSON `additionalContext` (Claude Code shows a PreToolUse
 hook's plain stdout to the user only), never a permission decision: the tool always runs.
 Standard library only, like the rest of the hooks' path.
@@ -40,7 +40,7 @@ def answer(data: dict, root: str, note: Callable[[str], None]) -> str:
         note(f"config: {warning}")
     if not (cfg["retrieval.enabled"] and cfg["retrieval.tool_anchors"] and cfg["retrieval.file_anchors"]):
         return ""
-    from ..policy import memo
+    from .. import runtime as memo
     from ..policy.transcript import Session, read_session, read_tail, recent_user_turns
 
     session_id = data.get("session_id")
