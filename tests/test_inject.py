@@ -14,7 +14,7 @@ import pytest
 from memindex import index
 from memindex.config import Config, parse_config
 from memindex.policy.inject import Outcome, decide
-from memindex.policy.intent import category_asked, intents_of, without_intent
+from memindex.policy.prompt import category_asked, intents_of, without_intent
 from memindex.index.sync import sync
 from memindex.policy.transcript import read_session
 from test_hook import prompt_json, put, run_hook

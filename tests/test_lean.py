@@ -18,7 +18,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memindex import lean
-from memindex.policy.intent import intents
+from memindex.policy.prompt import intents
 from memindex.store.paths import FileStat
 from memindex.policy.prompt import files_named
 from memindex.text.words import _INDEX_MARKUP, Term, _without_markup, sanitize_tag, words

@@ -17,7 +17,7 @@ from pathlib import Path
 from memindex import index
 from memindex.config import parse_config
 from memindex.policy.inject import candidate_pool, decide, with_nearest
-from memindex.policy.intent import intents_of
+from memindex.policy.prompt import intents_of
 from memindex.retrieval.query import Params
 from memindex.relevance import features
 from memindex.index.sync import sync

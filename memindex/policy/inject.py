@@ -28,12 +28,12 @@ rule has a reason and none is an absolute BM25 threshold:
    of one memory is much nearer to it than to the rest, with no word in common;
 8. kind: a prompt that asks for one kind of memory by the form of its request ("is there
    a runbook for ...", "any constraints on ...", "what did we decide about ...";
-   `memindex.policy.intent`) gets the memories of that kind that rules 1-7 pick for its topic
+   `memindex.policy.prompt`) gets the memories of that kind that rules 1-7 pick for its topic
    (the request's words taken out), and nothing when none qualifies: the other kinds only
    share its words;
 9. general: a question about the world rather than the project ("what's the difference
    between ...", "how does X work?", with no "we", "our", "here", "it" ...;
-   `memindex.policy.intent`) is answered from memory only by a memory that holds every word of
+   `memindex.policy.prompt`) is answered from memory only by a memory that holds every word of
    its topic (coverage 1): "how does Redis eviction work in general?" shares words with
    the project's Redis memories, but is not about them;
 10. the file at hand (`on_file`, the PreToolUse hook, off unless `retrieval.tool_anchors`):
@@ -54,10 +54,9 @@ from ..defaults import CAPTURE_TAG, CATEGORY_PRIORITY, FILE_ANCHOR_MAX, NEAREST_
 from ..retrieval.hits import Hit
 from ..index import reads
 from ..index.reads import file_key
-from .intent import category_asked, intents_of, without_intent
 from ..lean import sqlite3
 from ..retrieval.query import Filters, Params, QueryPlan, coverage, latest, plan_query, search, where_clause
-from .prompt import enrich, files_named, wants_injection
+from .prompt import category_asked, enrich, files_named, intents_of, wants_injection, without_intent
 
 TYPE_CHECKING = False  # annotations only (typing and datetime cost the hook milliseconds)
 if TYPE_CHECKING:
