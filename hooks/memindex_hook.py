@@ -9,8 +9,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 try:
-    from memindex.hook import main
+    from memindex.hook import finish, main
 except Exception as exc:  # noqa: BLE001
     print(f"memindex hook: cannot import memindex: {exc}", file=sys.stderr)
     sys.exit(0)
-sys.exit(main())
+finish(main())

@@ -579,17 +579,44 @@ def test_session_memos_are_private_and_expire(project: Path, private_runtime: Pa
     assert len(list(folder.glob("session-*.json"))) == 1
 
 
+def _entry_probe(entry: str, argv: list[str], report: str, stdin: str | None = None) -> str:
+    """A Python snippet that runs a hook entry point (the plugin's script or `-m memindex.hook`)
+    as its command would, with `os._exit` wrapped to print `report` (evaluated at exit) on
+    stderr first, and an atexit line that only the interpreter's teardown would print."""
+    how = (f"run_path({str(REPO / 'hooks' / 'memindex_hook.py')!r}, run_name='__main__')" if entry == "script"
+           else "run_module('memindex.hook', run_name='__main__', alter_sys=True)")
+    stdin_line = "sys.stdin = open(os.devnull)" if stdin is None else ""
+    return (f"import atexit, gc, os, runpy, sys\nsys.argv = ['hook', *{argv!r}]\n{stdin_line}\n"
+            "atexit.register(lambda: print('TEARDOWN', file=sys.stderr))\n"
+            "real_exit = os._exit\n"
+            f"def _exit(code):\n    print('EXIT', code, {report}, file=sys.stderr, flush=True)\n    real_exit(code)\n"
+            "os._exit = _exit\n"
+            f"runpy.{how}\n"
+            "print('RETURNED', file=sys.stderr)")
+
+
 @pytest.mark.parametrize("entry", ["script", "module"])
 def test_the_hook_process_runs_without_the_garbage_collector(entry: str) -> None:
     """Both hook commands turn the collector off (`main`) before the handler's imports (2.5 ms of
     a prompt at 10k memories); the in-process API (`run`) leaves the caller's alone."""
     import gc
 
-    probe = ("import gc, sys, runpy; sys.argv = ['hook', 'no-such-event']; sys.stdin = open(__import__('os').devnull)\n"
-             "try:\n    runpy.{how}\nexcept SystemExit:\n    pass\nprint(gc.isenabled())")
-    how = (f"run_path({str(REPO / 'hooks' / 'memindex_hook.py')!r}, run_name='__main__')" if entry == "script"
-           else "run_module('memindex.hook', run_name='__main__', alter_sys=True)")
-    out = subprocess.run([sys.executable, "-c", probe.format(how=how)], capture_output=True, text=True, cwd=REPO,
-                         env=dict(os.environ, PYTHONPATH=str(REPO)))
-    assert out.stdout.strip() == "False", out.stderr
+    out = subprocess.run([sys.executable, "-c", _entry_probe(entry, ["no-such-event"], "gc.isenabled()")],
+                         capture_output=True, text=True, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert "EXIT 0 False" in out.stderr, out.stderr
     assert hook.run("prompt", b"not json") == "" and gc.isenabled()
+
+
+@pytest.mark.parametrize("entry", ["script", "module"])
+def test_the_hook_process_ends_without_the_interpreters_teardown(entry: str, project: Path) -> None:
+    """Both entry points end the process with `os._exit` once the answer is out (`finish`: the
+    teardown is about 2 ms of a prompt): no atexit handler runs, the answer is whole, exit 0."""
+    out = subprocess.run([sys.executable, "-c", _entry_probe(entry, ["prompt"], "sys.stdout.closed", stdin="")],
+                         input=prompt_json(project, "stripe webhooks keep failing with a 400 signature error in staging"),
+                         capture_output=True, text=True, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert out.returncode == 0
+    assert "EXIT 0 False" in out.stderr, out.stderr
+    assert "TEARDOWN" not in out.stderr and "RETURNED" not in out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == '<memory-context source=".claude/memory/">' and lines[-1] == "</memory-context>"
+    assert "stripe-webhook-signature.json" in out.stdout

@@ -1,7 +1,5 @@
 """`python3 -I -m memindex.hook EVENT`: the hooks' documented command (docs/hooks in README)."""
 
-import sys
+from . import finish, main
 
-from . import main
-
-sys.exit(main())
+finish(main())
