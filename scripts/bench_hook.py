@@ -42,12 +42,16 @@ import runpy, sys, os
 opened = []
 sys.addaudithook(lambda ev, args: opened.append(str(args[0])) if ev == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)) else None)
 sys.argv = [sys.argv[1], "prompt"]
+def report(code=0, real_exit=os._exit):  # the hook ends with os._exit (hook.finish)
+    mem = [p for p in opened if p.endswith(".json") and "/.claude/memory/" in p and "memory-config" not in p]
+    print("\nOPENED", len(mem), file=sys.stderr, flush=True)
+    real_exit(code)
+os._exit = report
 try:
     runpy.run_path(sys.argv[0], run_name="__main__")
 except SystemExit:
     pass
-mem = [p for p in opened if p.endswith(".json") and "/.claude/memory/" in p and "memory-config" not in p]
-print("\nOPENED", len(mem), file=sys.stderr)
+report()
 """
 
 
