@@ -129,7 +129,7 @@ SPEC: dict[str, object] = {
         # among its features: recall 0.73 against 0.45 on a blind set of coding sessions, but it
         # asked at 20% of the stops of LoCoMo's chats (the patterns: 2.2%), so it is opt-in
         # (docs/evaluation.md, "A third blind set")
-        "save_prompt_scorer": Leaf(False),
+        "save_prompt_scorer": Leaf(True),
         # session summaries from transcripts (docs/capture.md): the Stop and SessionEnd
         # hooks summarise the session in the background
         "enabled": Leaf(True),

@@ -325,7 +325,9 @@ def on_locomo(path: Path, scorer: bool = False) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", type=Path, default=REPO / "evalsets" / "triage")
-    parser.add_argument("--scorer", action="store_true", help="with capture.save_prompt_scorer on (the learned scorer decides)")
+    parser.add_argument("--patterns", action="store_true",
+                        help="with capture.save_prompt_scorer off (the patterns alone decide; the default is the scorer)")
+    parser.add_argument("--scorer", action="store_true", help=argparse.SUPPRESS)  # the default since the fourth round
     parser.add_argument("--locomo", type=Path, metavar="JSON",
                         help="instead of a judged set: LoCoMo's conversations as sessions (every ask is a false one)")
     parser.add_argument("--hook", choices=("all", "dev", "held-out", "none"), default="all",
@@ -338,9 +340,9 @@ def main(argv: list[str] | None = None) -> int:
                              "triaged at that turn's stop)")
     args = parser.parse_args(argv)
     if args.locomo:
-        return on_locomo(args.locomo, args.scorer)
+        return on_locomo(args.locomo, not args.patterns)
     shown = ("dev", "held-out") if args.report == "all" else (args.report,)
-    return evaluate(args.set.resolve(), args.hook, shown, args.ending_stops, args.scorer)
+    return evaluate(args.set.resolve(), args.hook, shown, args.ending_stops, not args.patterns)
 
 
 if __name__ == "__main__":

@@ -35,10 +35,12 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 from eval_triage import append, entries, split, split_rule  # noqa: E402
 from memindex.capture import score  # noqa: E402
+from memindex.evaluation.sets import LOCOMO_JSON  # noqa: E402
 from memindex.capture.triage import findings  # noqa: E402
 from memindex.capture.turn import latest_turn  # noqa: E402
 
-SETS = ("triage", "triage2", "triage_written")
+SETS = ("triage", "triage2", "triage3", "triage_written")
+LOCOMO_TRAIN = range(5)  # LoCoMo's conversations 0-4 as sessions: chat, every stop a negative; 5-9 held out
 RULES_TUNED_ON = ("triage",)  # the rules (features here) were written on its dev slice: its out-of-fold precision flatters
 FOLDS = 5
 TARGET_PRECISION = 0.85  # out of fold: the held-out sets are expected to come out lower
@@ -72,15 +74,42 @@ def items(tmp: Path) -> list[dict]:
                 if stop.get("save"):  # as the eval appends after an ask
                     append(path, [{"type": "user", "isMeta": True, "message": {"role": "user", "content": "Stop hook feedback:\nmemindex: ..."}},
                                   {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Saved it with memindex."}]}}])
+    return out + locomo_items(tmp)
+
+
+def locomo_items(tmp: Path) -> list[dict]:
+    """LoCoMo's conversations as sessions (eval_triage.py --locomo): every stop a negative,
+    conversations 0-4 dev, 5-9 held-out. None when the data is not beside the repository."""
+    if not LOCOMO_JSON.exists():
+        return []
+    from datetime import datetime, timezone
+
+    from memindex.evaluation.locomo import load, sessions_of, turn_text
+    from memindex.evaluation.transcripts import TranscriptWriter
+
+    out = []
+    for c, conversation in enumerate(load(LOCOMO_JSON)):
+        for n, turns, date in sessions_of(conversation):
+            sid, first = f"locomo-c{c}-s{n}", turns[0]["speaker"]
+            w = TranscriptWriter(sid, "/locomo", datetime.fromisoformat(date.replace("Z", "+00:00")).astimezone(timezone.utc))
+            path = tmp / f"{sid}.jsonl"
+            for turn in turns:
+                if turn["speaker"] == first:
+                    w.prompt(turn_text(turn))
+                    continue
+                w.text(turn_text(turn))
+                w.write(path)
+                out.append(_item(path, {"save": False}, "locomo", "dev" if c in LOCOMO_TRAIN else "held-out", f"locomo/c{c}"))
     return out
 
 
 def _item(path: Path, item: dict, name: str, part: str, group: str) -> dict:
     turn = latest_turn(str(path))
     rules = [f.category.name for f in findings(turn.user, turn.assistant, turn.tools, turn.before, turn.earlier)]
-    feats = score.features(turn.user, turn.assistant, turn.tools, turn.before, turn.earlier, rules)
+    feats = score.features(turn.user, turn.assistant, turn.tools, turn.before, turn.earlier, rules, turn.calls, turn.calls_before)
+    work = score.at_work({k[2:]: v for k, v in feats.items() if k.startswith("w_")})
     return {"x": feats, "y": 1.0 if item.get("save") else 0.0, "kind": item.get("category"), "set": name,
-            "part": part, "group": group, "rules": bool(rules)}
+            "part": part, "group": group, "rules": bool(rules), "work": work}
 
 
 def fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
@@ -144,19 +173,26 @@ def build() -> tuple[dict, list[dict], dict]:
     with tempfile.TemporaryDirectory() as tmp:
         rows = items(Path(tmp))
     names = sorted(rows[0]["x"])
-    train_rows = [r for r in rows if r["part"] == "dev"]
+    train_rows = [r for r in rows if r["part"] == "dev" and r["work"]]  # the scorer sees only turns that show work
     m = train(train_rows, names)
     shipped = {"_comment": "Written by scripts/train_triage.py (do not edit by hand): the Stop-hook triage's logistic "
-                           "regression (memindex/capture/score.py); trained on evalsets/triage's dev slice and evalsets/triage2's "
-                           "hash-dev slice and evalsets/triage_written, threshold by 5-fold cross-validation on those.",
+                           "regression (memindex/capture/score.py); trained on the dev slices of evalsets/triage, triage2 "
+                           "and triage3, evalsets/triage_written and LoCoMo's conversations 0-4 as sessions (the turns that "
+                           "show software work), threshold by 5-fold cross-validation on those.",
                "enabled": True, "threshold": m["threshold"], "bias": m["bias"], "weights": m["weights"], "kinds": m["kinds"]}
     return shipped, rows, m
+
+
+def asks(rows: list[dict], shipped: dict) -> np.ndarray:
+    """Whether the shipped model asks at each row (no ask where the turn shows no work)."""
+    return np.array([r["work"] and score.probability(r["x"], shipped) >= shipped["threshold"] for r in rows])
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--held-out", action="store_true", help="also print the final model on the held-out slices")
     args = parser.parse_args(argv)
     shipped, rows, m = build()
     text = json.dumps(shipped, indent=1, sort_keys=True) + "\n"
@@ -164,15 +200,37 @@ def main(argv: list[str] | None = None) -> int:
         same = Path(score.MODEL_FILE).read_text() == text
         print("shipped model is what the script produces" if same else "shipped model differs: run --write")
         return 0 if same else 1
-    train_rows = [r for r in rows if r["part"] == "dev"]
+    train_rows = [r for r in rows if r["part"] == "dev" and r["work"]]
+    print(f"threshold {m['threshold']:.2f} (out-of-fold precision >= {TARGET_PRECISION}); training items {len(train_rows)} "
+          f"(of {sum(r['part'] == 'dev' for r in rows)} dev items; the rest show no work)")
+    for r, p in zip(train_rows, m["oof"]):
+        r["oof"] = p
+    train_rows = [r for r in rows if r["part"] == "dev"]  # figures over every dev item: one without work gets no ask
+    m["oof"] = np.array([r.get("oof", 0.0) for r in train_rows])
     y = np.array([r["y"] for r in train_rows])
     t = m["threshold"]
-    print(f"threshold {t:.2f} (out-of-fold precision >= {TARGET_PRECISION}); training items {len(train_rows)}")
-    for name in SETS:
+    for name in (*SETS, "locomo"):
         sel = np.array([r["set"] == name for r in train_rows])
+        if not sel.any():
+            continue
         ask = m["oof"][sel] >= t
-        rules = np.array([r["rules"] for r in train_rows])[sel]
+        rules = np.array([r["rules"] for r in train_rows])[sel]  # the rules alone (no work gate)
+        if name == "locomo":
+            print(f"locomo conversations 0-4, out of fold: asks {int(ask.sum())} of {int(sel.sum())} stops "
+                  f"({ask.mean():.3f}); rules alone {int(rules.sum())}")
+            continue
         print(f"{name} training folds, out of fold: scorer {pr(ask, y[sel])} | rules {pr(rules, y[sel])}")
+    if args.held_out:
+        for name in (*SETS, "locomo"):
+            held = [r for r in rows if r["set"] == name and r["part"] == "held-out"]
+            if not held:
+                continue
+            ask = asks(held, shipped)
+            yh = np.array([r["y"] for r in held])
+            if name == "locomo":
+                print(f"locomo conversations 5-9 (held-out): asks {int(ask.sum())} of {len(held)} stops ({ask.mean():.3f})")
+            else:
+                print(f"{name} held-out (endings and stops, no once-per-topic guard): {pr(ask, yh)}")
     top = sorted(m["weights"].items(), key=lambda kv: -abs(kv[1]))[:15]
     print("largest weights: " + ", ".join(f"{k} {v:+.2f}" for k, v in top))
     if args.write:

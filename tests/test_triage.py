@@ -380,7 +380,7 @@ def test_a_long_topic_never_makes_the_stop_hook_ask_again_about_an_earlier_one(p
     first = run_hook(stop_payload(project, path), runtime)
     assert json.loads(first.stdout)["decision"] == "block", first
     # A pasted list in one sentence: thousands of distinct words in one topic key.
-    transcript(path, [("Remember these build hosts: " + " ".join(f"bh{i:05d}z" for i in range(8000)), "Noted.")])
+    transcript(path, [("Remember these build hosts: " + " ".join(f"bh{i:05d}z" for i in range(8000)), "Noted in `ci/hosts.txt`.")])
     assert json.loads(run_hook(stop_payload(project, path), runtime).stdout)["decision"] == "block"
     transcript(path, [("ok so we're going with Postgres for events, final.", "Yes.")])
     again = run_hook(stop_payload(project, path), runtime)

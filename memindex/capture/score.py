@@ -81,6 +81,68 @@ FAMILIES: dict[str, tuple[str, ...]] = {
              " merged ", " deployed ", " implemented ", " refactored "),
     "we": (" we ", " our ", " us ", " let's ", " we're ", " we'll ", " team "),
 }
+# Words of software work: a turn that has none of them, no code, no tool call and no code-like
+# name (work_signs) is not coding work, and a project memory is never its answer (LoCoMo's
+# chats between friends, docs/evaluation.md).
+TECH = frozenset("""
+api apis backend cache ci cli codebase commit commits compile compiler config configs cron css database databases db
+debug deploy deployed deployment dependency dependencies docker endpoint endpoints env fixture frontend function
+functions git helm http https json kubernetes lambda lint linter merge migration migrations mock module modules null
+pipeline pipelines pod pods postgres prod query queries queue refactor regex repo repos runtime schema sdk server
+servers sql ssh ssl staging timeout token ui url variable webhook workflow yaml
+redis kafka rabbitmq mysql sqlite mongodb mongo postgresql terraform kubectl k8s npm pnpm yarn pip cargo gradle maven
+webpack vite nginx graphql grpc oauth jwt tls aws gcp azure s3 ec2 github gitlab jenkins pytest jest typescript
+javascript golang python python3 java node nodejs django flask linux ubuntu macos xcode android ios kotlin dockerfile
+makefile cmake gcc clang llvm cuda gpu cpu vm vms bash numpy pandas pytorch tensorflow jupyter csv parquet airflow dbt
+snowflake bigquery rollback hotfix auth login dataset
+""".split())
+_EXTENSIONS = frozenset("py js ts tsx jsx json yml yaml toml md go rs java kt gd sh sql tf c h cpp hpp rb php cs swift lock "
+                        "txt cfg ini env html css vue gradle xml proto ipynb csv conf lua dart ex exs scala zig".split())
+
+
+def _code_like(token: str) -> bool:
+    """A name as code writes it, not as chat does ("LeBron", "4th", "5k", "J.K." are not):
+    snake_case, a path or a file name with an extension, lower camelCase, letters then
+    digits ("bf16"), a command-line flag, a call or an assignment."""
+    word = token.strip(".,;:!?()[]{}'\"<>*")
+    if len(word) < 3 or not any(ch.isalpha() for ch in word):
+        return False
+    if "_" in word.strip("_") or word.startswith("--") and word[2:3].isalpha() or "()" in word or "::" in word:
+        return True
+    if "=" in word.strip("=") or "->" in word or "=>" in word:
+        return True
+    stem, dot, ext = word.rpartition(".")
+    if dot and stem and ext.lower() in _EXTENSIONS and any(ch.isalnum() for ch in stem):
+        return True
+    if word.count("/") >= 2 or word.startswith(("./", "~/")):
+        return True
+    if word[:2].isalpha() and word[-1:].isdigit() and word.isalnum():  # "adc2", "bf16", "utf8", "ec2"
+        return True
+    return word[0].islower() and any(a.islower() and b.isupper() for a, b in zip(word, word[1:]))
+
+
+def _code_spans(text: str) -> int:
+    """Inline or fenced code: a backtick that opens after a space or a line's start and closes
+    before one (a backtick used as an apostrophe, "it`s", is not)."""
+    n = 0
+    for part in text.split("`")[1:-1:2]:
+        n += bool(part.strip())
+    return n if ("```" in text or " `" in text or text.startswith("`") or "\n`" in text) else 0
+
+
+def work_signs(user: list[str], assistant: list[str], before: str, earlier: str, calls: int = 0,
+               calls_before: int = 0) -> dict[str, float]:
+    """What shows the turn is software work: tool calls (in the turn and the turns before
+    the prompt), code spans, code-like names, words of software work (TECH)."""
+    texts = [*user, *assistant, before, earlier]
+    tokens = " ".join(texts).split()
+    code_names = sum(1 for t in tokens if _code_like(t))
+    tech = len({w for w in prose(" ".join(texts)).split() if w in TECH})
+    spans = sum(_code_spans(t) for t in texts)
+    return {"calls": min(calls, 3) / 3, "calls_before": min(calls_before, 3) / 3, "code_names": min(code_names, 3) / 3,
+            "code_spans": min(spans, 3) / 3, "tech": min(tech, 3) / 3}
+
+
 _IMPERATIVE = frozenset("use go keep switch drop add remove make put stick always never don't do stop let's lets pick move "
                         "replace rename set ship skip leave write save remember note revert rollback pin bump please "
                         "ok okay yes yep sure fine".split())
@@ -124,10 +186,17 @@ def _hits(prose: str, family: str) -> int:
     return sum(1 for p in FAMILIES[family] if p in prose)
 
 
+def at_work(signs: dict[str, float]) -> bool:
+    """Whether the turn shows software work at all (work_signs): the scorer asks nothing of
+    a turn that does not (a chat between friends: "Thanks, Melanie!" is no fix that worked)."""
+    return any(v > 0 for v in signs.values())
+
+
 def features(user: list[str], assistant: list[str], tools: list[str], before: str, earlier: str,
-             rules: list[str]) -> dict[str, float]:
+             rules: list[str], calls: int = 0, calls_before: int = 0) -> dict[str, float]:
     """The turn's features by name (each about 0..1). `rules`: the names of the pattern
-    categories that matched (triage.findings)."""
+    categories that matched (triage.findings); `calls`, `calls_before`: the tool calls of the
+    turn and of the answers before its prompt (Turn.calls)."""
     u_raw = "\n".join(user)
     a_raw = "\n".join(assistant)
     u, a, b, e = prose(u_raw), prose(a_raw), prose(before), prose(earlier)
@@ -164,6 +233,8 @@ def features(user: list[str], assistant: list[str], tools: list[str], before: st
     f["rule_any"] = 1.0 if rules else 0.0
     for kind in (*KINDS, "remember"):
         f["rule_" + kind] = 1.0 if kind in rules else 0.0
+    for name, value in work_signs(user, assistant, before, earlier, calls, calls_before).items():
+        f["w_" + name] = value
     return f
 
 

@@ -77,6 +77,7 @@ def data() -> dict:
             "same_topic": float(raw["_same_topic"]),
             "same_topic_other_kind": float(raw["_same_topic_other_kind"]),
             "same_ids": float(raw["_same_ids"]),
+            "same_context": float(raw["_same_context"]),
             "stopwords": frozenset(raw["_stopwords"]),
         }
     return _DATA
@@ -87,7 +88,7 @@ class Finding:
     (the topic, in the speaker's words), the topic's key words, and the memory category
     to propose (an explicit "remember this" takes the kind its sentence also reads as)."""
 
-    __slots__ = ("category", "topic", "key", "speaker", "save_as", "ids", "recurs", "loose")
+    __slots__ = ("category", "topic", "key", "speaker", "save_as", "ids", "recurs", "loose", "context", "said_again")
 
     def __init__(self, category: Category, topic: str, key: frozenset[str], speaker: str, save_as: str | None = None) -> None:
         self.category, self.topic, self.key, self.speaker = category, topic, key, speaker
@@ -95,11 +96,14 @@ class Finding:
         self.ids: frozenset[str] = frozenset()  # the turn's identifiers (see identifiers())
         self.recurs = False  # the turn says its subject came up before ("same error", "as agreed")
         self.loose = False  # the scorer's, not a rule's: its kind is a guess, so any kind asked about may be its topic
+        self.context: frozenset[str] = frozenset()  # the words of all the user's prose in the turn (see restatement())
+        self.said_again = False  # the user's words say so: "same error", "like we said", "..., again."
 
     def record(self) -> list[str]:
         """The finding as the session's state keeps it: its words, "@" and its category,
-        "`" and each identifier."""
-        return [*sorted(self.key), "@" + self.category.name, *sorted("`" + i for i in self.ids)]
+        "`" and each identifier, "~" and each other word of the user's turn."""
+        return [*sorted(self.key), "@" + self.category.name, *sorted("`" + i for i in self.ids),
+                *sorted("~" + w for w in self.context - self.key)]
 
     def __repr__(self) -> str:
         return f"Finding({self.category.name!r}, {self.topic!r}, {self.speaker!r})"
@@ -168,17 +172,21 @@ def findings(user: list[str], assistant: list[str], tools: list[str] | None = No
 
 
 def scored(found: list[Finding], user: list[str], assistant: list[str], tools: list[str], before: str = "",
-           earlier: str = "") -> list[Finding]:
+           earlier: str = "", calls: int = 0, calls_before: int = 0) -> list[Finding]:
     """The learned scorer's verdict on the turn (capture/score.py), the rules' findings
-    among its features: none when P(worth saving) is under the model's threshold; the
-    rules' findings when they have any; else one finding of the kind the scorer reads, its
-    topic the user's sentence with the most cue words of that kind. The rules alone when
-    the model is off (`"enabled": false` in triage_model.json)."""
+    among its features: none when the turn shows no software work (score.at_work: no tool
+    call, code, code-like name or word of software work in it or the answers before) or
+    when P(worth saving) is under the model's threshold; the rules' findings when they have
+    any; else one finding of the kind the scorer reads, its topic the user's sentence with
+    the most cue words of that kind. The rules alone when the model is off (`"enabled":
+    false` in triage_model.json)."""
     from . import score
     m = score.model()
     if not m.get("enabled"):
         return found
-    feats = score.features(user, assistant, tools, before, earlier, [f.category.name for f in found])
+    feats = score.features(user, assistant, tools, before, earlier, [f.category.name for f in found], calls, calls_before)
+    if not score.at_work({k[2:]: v for k, v in feats.items() if k.startswith("w_")}):
+        return []  # a project memory is never the answer to a chat that shows no work
     if score.probability(feats, m) < m["threshold"]:
         return []
     for f in found:  # "the same way", "like the other one": what the session asked about already
@@ -306,10 +314,16 @@ def same_topic(f: Finding, seen: list[list[str]]) -> bool:
     empty keys are the same topic: nothing tells them apart); or it is of the same
     category and shares `_same_ids` of the smaller set of identifiers (a rephrasing keeps
     the names it is about); or the turn says its subject recurs and the category was
-    asked about."""
+    asked about; or its words lie within (`_same_context`) what the user said in a turn
+    asked about ("yes apply" after "always show me the plan before any apply"); or the
+    user says it is said again ("like we said", "same error") in a session that asked
+    already: the subject was asked about, or came up without an ask (then it was judged not
+    worth one), either way it is not new."""
+    if f.said_again and seen:
+        return True
     cat = "@" + f.category.name
     for record in seen:
-        other = frozenset(w for w in record if w[:1] not in ("@", "`"))
+        other = frozenset(w for w in record if w[:1] not in ("@", "`", "~"))
         same_kind = f.loose or cat in record or not any(w[:1] == "@" for w in record)  # a record of an older version: any kind
         if same_kind:
             if f.recurs:
@@ -317,6 +331,8 @@ def same_topic(f: Finding, seen: list[list[str]]) -> bool:
             ids = frozenset(w[1:] for w in record if w[:1] == "`")
             if ids and f.ids and len(ids & f.ids) / min(len(ids), len(f.ids)) >= data()["same_ids"]:
                 return True
+        if f.key and len(f.key & (other | frozenset(w[1:] for w in record if w[:1] == "~"))) / len(f.key) >= data()["same_context"]:
+            return True
         if not f.key or not other:
             if not f.key and not other:
                 return True
@@ -325,6 +341,16 @@ def same_topic(f: Finding, seen: list[list[str]]) -> bool:
         if len(f.key & other) / min(len(f.key), len(other)) >= need:
             return True
     return False
+
+
+def restatement(user: list[str]) -> tuple[frozenset[str], bool]:
+    """The words of the user's prose in the turn (a topic's context: what a later terse
+    turn may restate), and whether the user says it is said again (`_recurs`, `_restated`)."""
+    import re
+
+    text = " ".join(" ".join(_sentences(t)) for t in user)
+    again = any(re.search(data()[k], text, re.I) for k in ("recurs", "restated"))
+    return topic_key(text), again
 
 
 _CODE_LINE = (  # a quoted, logged or pasted line (code keywords only with code syntax: "class names ..." is prose)
@@ -426,9 +452,13 @@ def stop_decision(payload: dict, scorer: bool = False) -> str:
     if not turn.user:
         return ""
     found = findings(turn.user, turn.assistant, turn.tools, turn.before, turn.earlier)
-    found = scored(found, turn.user, turn.assistant, turn.tools, turn.before, turn.earlier) if scorer else found
-    if not found:
+    if scorer:
+        found = scored(found, turn.user, turn.assistant, turn.tools, turn.before, turn.earlier, turn.calls, turn.calls_before)
+    if not found and not turn.saved:
         return ""
+    context, again = restatement(turn.user)
+    for f in found:
+        f.context, f.said_again = context, again
     from . import asked
 
     session = payload.get("session_id")
@@ -441,6 +471,9 @@ def stop_decision(payload: dict, scorer: bool = False) -> str:
         for f in found:
             if not same_topic(f, state["topics"]):
                 state["topics"].append(f.record())
+        what = topic_key(" ".join(_sentences(turn.saved_text))) | context  # what it saved, in its words and the user's
+        if what:
+            state["topics"].append([*sorted(what)[:TOPIC_KEY_WORDS], "@saved"])
         asked.save(session, state)
         return ""
     chosen = choose(found, state)

@@ -17,7 +17,7 @@ the window holds). Standard library only: the Stop hook imports it.
 
 from __future__ import annotations
 
-from ..defaults import BEFORE_CHARS, BEFORE_TURNS, TOOL_RESULT_CHARS, TOOL_RESULTS_MAX, TURN_MAX_BYTES, TURN_TAIL_BYTES
+from ..defaults import SAVED_TEXT_CHARS, BEFORE_CHARS, BEFORE_TURNS, TOOL_RESULT_CHARS, TOOL_RESULTS_MAX, TURN_MAX_BYTES, TURN_TAIL_BYTES
 from ..lean import loads
 from ..policy.transcript import read_tail, user_text
 
@@ -37,7 +37,7 @@ _PRINTS_GIT = ("git show", "git log", "git diff", "git blame", "git cat-file", "
 class Turn:
     """The user's prompt(s) and the assistant's words of the latest turn, oldest first."""
 
-    __slots__ = ("user", "assistant", "tools", "before", "earlier", "saved", "_commands")
+    __slots__ = ("user", "assistant", "tools", "before", "earlier", "saved", "saved_text", "calls", "calls_before", "_commands")
 
     def __init__(self) -> None:
         self.user: list[str] = []
@@ -46,6 +46,9 @@ class Turn:
         self.before = ""  # the assistant's words of the turns before the prompt (what the user answers)
         self.earlier = ""  # the user's prompt before those words (the problem a "works now" was about)
         self.saved = False  # the model ran the memory-save skill or `memindex save/update` this turn
+        self.saved_text = ""  # ... the commands' text (what it saved: a later restatement is no new topic)
+        self.calls = 0  # the tool calls the assistant made in the turn (reading, editing, running: coding work)
+        self.calls_before = 0  # ... and in the turns before the prompt that `before` reads
         self._commands: dict[str, str] = {}  # tool_use id -> the Bash command the assistant ran
 
 
@@ -96,6 +99,7 @@ def _parse(lines: list[bytes]) -> Turn:
                 prior = Turn()
                 _assistant(entry, prior)
                 before.extend(reversed(prior.assistant))
+                turn.calls_before += prior.calls
                 if sum(len(b) for b in before) >= BEFORE_CHARS:
                     break
             elif kind == "user":
@@ -178,6 +182,7 @@ def _assistant(entry: dict, turn: Turn) -> None:
         if block.get("type") == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])
         elif block.get("type") == "tool_use":
+            turn.calls += 1
             args = block.get("input")
             args = args if isinstance(args, dict) else {}
             command = args.get("command") if block.get("name") == "Bash" else None
@@ -186,6 +191,9 @@ def _assistant(entry: dict, turn: Turn) -> None:
                 turn._commands[block["id"]] = command
             if isinstance(command, str) and any(c in command for c in _SAVE_COMMANDS):
                 turn.saved = True
+                turn.saved_text = (turn.saved_text + "\n" + command)[-SAVED_TEXT_CHARS:]
             if isinstance(skill, str) and _SAVE_SKILL in skill:
                 turn.saved = True
+                if isinstance(args.get("args"), str):
+                    turn.saved_text = (turn.saved_text + "\n" + args["args"])[-SAVED_TEXT_CHARS:]
     turn.assistant.extend(reversed(texts))  # reversed again with the whole list
