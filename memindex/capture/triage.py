@@ -435,9 +435,9 @@ def choose(found: list[Finding], state: dict) -> list[Finding]:
     return chosen
 
 
-def stop_decision(payload: dict, scorer: bool = False) -> str:
+def stop_decision(payload: dict, scorer: bool = True) -> str:
     """The Stop hook's output: `{"decision": "block", "reason": ...}` when the latest turn holds
-    a new topic worth saving, else ""; `scorer`: capture.save_prompt_scorer (`scored`)."""
+    a new topic worth saving, else ""; `scorer`: capture.save_prompt_scorer (`scored`; false: the patterns alone)."""
     if payload.get("stop_hook_active") is True:
         return ""  # this stop follows our own block (or another hook's): never a loop
     from .turn import latest_turn
