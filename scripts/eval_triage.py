@@ -280,20 +280,25 @@ def cost() -> None:
     print(table(["part", "characters", "~tokens"], rows))
 
 
-def on_locomo(path: Path, scorer: bool = False) -> int:
+LOCOMO_TRAIN = range(5)  # conversations the scorer trained on (scripts/train_triage.py); 5-9 held out
+
+
+def on_locomo(path: Path, scorer: bool = True) -> int:
     """LoCoMo's conversations as sessions (the first speaker as the user), a stop after each
     reply: chat between friends, where a project memory is never the answer, so every ask
-    is a false one. In process (the hook and in-process agree on every judged set)."""
+    is a false one. In process (the hook and in-process agree on every judged set).
+    Conversations 0-4 (the scorer's training negatives) and 5-9 (held out) apart."""
     from datetime import datetime, timezone
 
     from memindex.evaluation.locomo import load, sessions_of, turn_text
     from memindex.evaluation.transcripts import TranscriptWriter
 
-    stops = asks = sessions = asked_sessions = 0
+    counts = {part: [0, 0, 0, 0] for part in ("0-4 (trained on)", "5-9 (held-out)")}  # stops, asks, sessions, asked sessions
     examples: list[str] = []
     with tempfile.TemporaryDirectory() as tmp_name:
         run = Runner(Path(tmp_name), scorer)
         for c, conversation in enumerate(load(path)):
+            part = counts["0-4 (trained on)" if c in LOCOMO_TRAIN else "5-9 (held-out)"]
             for n, turns, date in sessions_of(conversation):
                 sid, first, got = f"locomo-c{c}-s{n}", turns[0]["speaker"], 0
                 w = TranscriptWriter(sid, "/locomo", datetime.fromisoformat(date.replace("Z", "+00:00")).astimezone(timezone.utc))
@@ -305,18 +310,19 @@ def on_locomo(path: Path, scorer: bool = False) -> int:
                     w.text(turn_text(turn))
                     w.write(target)
                     out = run.stop(target, sid, False)
-                    stops += 1
+                    part[0] += 1
                     if out:
                         got += 1
                         examples.append(f"{sid}: {json.loads(out)['reason'][:140]}")
                         w.meta("Stop hook feedback:\n" + json.loads(out)["reason"])
                         w.text("Saved it with memindex.")
-                sessions += 1
-                asks += got
-                asked_sessions += got > 0
+                part[1] += got
+                part[2] += 1
+                part[3] += got > 0
         settle(Path(tmp_name))
-    print(f"LoCoMo {path.name} as sessions: {sessions} sessions, {stops} stops; asks {asks} "
-          f"({asks / max(stops, 1):.3f} of stops), sessions with an ask {asked_sessions} ({asked_sessions / max(sessions, 1):.3f})")
+    print(f"LoCoMo {path.name} as sessions ({'scorer' if scorer else 'patterns alone'}):")
+    rows = [[f"conversations {name}", str(s), str(a), f"{a / max(s, 1):.3f}", f"{g} of {n}"] for name, (s, a, n, g) in counts.items()]
+    print(table(["LoCoMo as sessions", "stops", "asks", "of the stops", "sessions with an ask"], rows))
     for line in examples[:8]:
         print("  " + line)
     return 0
