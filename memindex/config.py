@@ -126,9 +126,9 @@ SPEC: dict[str, object] = {
         # deferred work, preference or "remember this" of the latest turn (README.md)
         "save_prompts": Leaf(True),
         # the learned scorer over the turn (capture/score.py) decides when to ask, the patterns
-        # among its features: recall 0.73 against 0.45 on a blind set of coding sessions, but it
-        # asked at 20% of the stops of LoCoMo's chats (the patterns: 2.2%), so it is opt-in
-        # (docs/evaluation.md, "A third blind set")
+        # among its features, in turns that show software work; false: the patterns alone
+        # (recall about 0.45 against 0.57-0.95 on held-out coding sessions; docs/evaluation.md,
+        # "Fourth round")
         "save_prompt_scorer": Leaf(True),
         # session summaries from transcripts (docs/capture.md): the Stop and SessionEnd
         # hooks summarise the session in the background

@@ -75,7 +75,8 @@ ASKED_MAX_BYTES = 65_536  # a session's record of topics asked about, at most
 ASKED_TTL_S = 7 * 86_400  # ... removed this long after the session's last ask
 ASKED_MAX_TOPICS = 48  # the topics a session's record keeps (the oldest dropped), each key of at most
 TOPIC_KEY_WORDS = 24  # ... this many words (a sentence's first), each cut to
-TOPIC_KEY_WORD_CHARS = 40  # ... this many ASCII characters: 48 x 24 x 43 bytes < ASKED_MAX_BYTES
+TOPIC_KEY_WORD_CHARS = 40  # ... this many ASCII characters (a record also keeps as many words of the user's turn: past
+#   ASKED_MAX_BYTES the oldest records go first, asked.save)
 
 # folder -> category, in the order the reference system lists them
 FOLDERS: dict[str, str] = {

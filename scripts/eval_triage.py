@@ -2,7 +2,11 @@
 """The Stop hook's save prompts on a blind judged set (evalsets/triage/ by default).
 
     python scripts/eval_triage.py [--set evalsets/triage] [--hook all|dev|held-out|none] [--report all|dev|held-out]
-                                  [--ending-stops last|each]
+                                  [--ending-stops last|each] [--patterns]
+    python scripts/eval_triage.py --locomo ../shared/data/locomo/locomo10.json [--patterns]
+
+The triage as the hook runs it by default (the scorer, capture.save_prompt_scorer), or with
+`--patterns` the patterns alone.
 
 Each ending (endings.json) becomes a Claude Code transcript (JSONL, as Claude Code 2.1.197
 writes it: string user prompts, assistant text blocks, tool_use / tool_result entries for
@@ -14,7 +18,7 @@ through the real hook command of hooks/hooks.json (`python3 -I -S ... stop`, a p
 stop) for the slice `--hook` names: the two must print the same bytes.
 
 A set says how it is split in its `split.json` ({"rule": "every_third"}: ids sorted, every
-third, index 2, 5, 8, ..., held out; evalsets/triage/ has it; {"rule": "sha1_quarter"}: the
+third, index 2, 5, 8, ..., held out; evalsets/triage/ and triage3/ have it; {"rule": "sha1_quarter"}: the
 ids whose sha1 starts with 0-3 held out, evalsets/triage2/ since the scorer trained on the
 rest, scripts/train_triage.py); a set without one (a new
 blind set, measured once) is all held-out. `sequences.json` may be absent. The patterns

@@ -4,18 +4,24 @@
     python scripts/train_triage.py --write    # also write memindex/data/triage_model.json
     python scripts/train_triage.py --check    # exit 1 if the shipped file differs
 
-Training items: evalsets/triage's dev slice (ids sorted, every third held out) and
-evalsets/triage2 except its hash-held-out slice (evalsets/triage2/split.json: sha1 of the
-id, first hex digit below 4; a sequence's stops go with their sequence) and
-evalsets/triage_written (50 endings of the helper that trained it, all dev). Each item becomes
-the Claude Code transcript eval_triage.py writes, read back by the hook's own
-`latest_turn`, so the features are the ones the hook computes. A logistic regression with
-an L2 penalty, full-batch gradient descent from zero (deterministic); the threshold is the
-one that maximises recall at out-of-fold precision >= TARGET_PRECISION over 5 fixed folds
-of the training items (by a hash of the ending's or sequence's id), counted on the sets the
-rules were not tuned on (on evalsets/triage's dev slice the rules, features here, are
-perfect by construction), never looking at the held-out slices. The kind: one-vs-rest regressions over the training positives. Prints
-the cross-validated figures; held-out figures come from eval_triage.py.
+Training items: the dev slices of evalsets/triage (ids sorted, every third held out),
+evalsets/triage2 (split.json `sha1_quarter`: sha1 of the id, first hex digit below 4 held
+out; a sequence's stops go with their sequence) and evalsets/triage3 (every third held
+out), evalsets/triage_written (50 endings of a helper, all dev), and LoCoMo's
+conversations 0-4 replayed as sessions (../shared/data/locomo: chat between friends, every
+stop a negative; 5-9 held out; without the data the model differs, and the shipped file's
+check says so). Each item becomes the Claude Code transcript eval_triage.py writes, read
+back by the hook's own `latest_turn`, so the features are the ones the hook computes. Only
+the turns that show software work (score.at_work) are scored by the hook, so only they
+are fitted. A logistic regression with an L2 penalty, full-batch gradient descent from zero
+(deterministic); the threshold is the one that maximises recall at out-of-fold precision
+>= TARGET_PRECISION over 5 fixed folds of the training items (by a hash of the ending's,
+sequence's or conversation's id), counted on the sets the rules were not tuned on (on
+evalsets/triage's dev slice the rules, features here, are perfect by construction), never
+looking at the held-out slices. The kind: one-vs-rest regressions over the training
+positives. Prints the cross-validated figures (`--held-out`: also the final model's on the
+held-out items, without the once-per-topic guard); the held-out figures that count come
+from eval_triage.py.
 """
 
 from __future__ import annotations

@@ -7,7 +7,9 @@ instead: cue-word families per kind, counted in the user's words and in the assi
 own prose separately (never in code, tool output or the hook's own feedback), the turn's
 shape (questions, hypotheticals, a short answer to options, imperative and "we" forms,
 negation, quoted-code share, lengths), the commands' verdicts, the words before the
-prompt, and the pattern rules' own hits. A logistic regression, trained by
+prompt, the pattern rules' own hits, and the signs of software work (tool calls, code,
+code-like names, words of the trade: `work_signs`; a turn without any is never asked
+about, `at_work`). A logistic regression, trained by
 `scripts/train_triage.py` (fixed folds, threshold chosen by cross-validation on the
 training sets only), its weights a data file (memindex/data/triage_model.json). Inference
 is substring counting and a dot product: standard library only and no regular

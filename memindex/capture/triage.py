@@ -5,7 +5,8 @@ fix that worked, a limit found, work deferred, a preference stated, an explicit 
 this"), the hook blocks the stop once and asks the model to save it through the
 memory-save skill, naming the category and the topic in the user's words. Ordinary turns
 stay quiet. A learned scorer decides (capture/score.py, `scored`: the patterns are among its
-features and name the kind). The patterns are data (triage.json): sentence by sentence, after
+features and name the kind), and only in a turn that shows software work (score.at_work);
+`scorer=False` (capture.save_prompt_scorer: false) leaves the patterns alone. The patterns are data (triage.json): sentence by sentence, after
 code, quotations, pasted logs, questions and hypotheticals are taken out.
 
 Never a loop, never twice for a topic (lessons of idnotbe/claude-memory's Stop hook, whose
@@ -19,7 +20,10 @@ that always re-triggered, and from the skill's own instructions matching its key
   same topic as one of them when their words overlap, when they are of one category and
   share the turn's identifiers (code spans, paths, names with digits: what survives a
   rephrasing), or when the turn says it recurs ("same error", "again", "as agreed",
-  "per our convention") and the session already asked about that category;
+  "per our convention") and the session already asked about that category; or when its
+  words lie within what the user said in a turn asked about, or within what the model saved
+  on its own; a turn the user says restates ("like we said", "same error") is no new topic
+  once the session asked or saved anything;
 - a turn in which the model already ran the memory-save skill or `memindex save` is quiet;
 - at most SAVE_PROMPTS_PER_SESSION asks in a session.
 """
@@ -28,16 +32,10 @@ from __future__ import annotations
 
 import os
 
-from ..defaults import (
-    DATA_DIR,
-    SAVE_PROMPT_TOPICS,
-    SAVE_PROMPTS_PER_SESSION,
-    TOPIC_KEY_IDS,
-    TOPIC_KEY_WORD_CHARS,
-    TOPIC_KEY_WORDS,
-    TOPIC_MAX_CHARS,
-)
+from ..defaults import DATA_DIR, SAVE_PROMPT_TOPICS, SAVE_PROMPTS_PER_SESSION, TOPIC_KEY_WORD_CHARS, TOPIC_KEY_WORDS
 from ..lean import dumps, loads
+from .sentences import clean_topic, identifiers
+from .sentences import sentences as _sentences
 
 _DATA: dict | None = None
 _SOURCES = ("user", "assistant", "tools", "before", "earlier")  # what a whole-turn rule's patterns are matched against
@@ -216,29 +214,6 @@ def scored(found: list[Finding], user: list[str], assistant: list[str], tools: l
     return [f]
 
 
-def identifiers(texts: list[str]) -> frozenset[str]:
-    """The names a turn's prose and inline code use that a rephrasing keeps: code spans,
-    paths and dotted names, snake_case and camelCase, words with digits ("bf16", "29s",
-    "kotlin-stdlib-jdk8"), lowercased, a path or a setting by its last part; the first
-    TOPIC_KEY_IDS, each cut to TOPIC_KEY_WORD_CHARS. Fenced code is left out (its names are
-    the code's, not the topic's)."""
-    import re
-
-    out: dict[str, None] = {}
-    for text in texts:
-        text = re.sub(r"(?s)(```|~~~).*?(?:\1|\Z)", " ", text)
-        for span in re.findall(r"`([^`\n]{2,80})`|([A-Za-z0-9_][\w.+/:-]*[A-Za-z0-9_])", text):
-            word = span[0] or span[1]
-            if span[1] and not (re.search(r"[\d_./]", word) and re.search(r"[A-Za-z]", word) or re.search(r"[a-z][A-Z]", word)):
-                continue  # a plain word: the topic's words hold it
-            word = " ".join(word.lower().split())
-            name = re.split(r"[/=]", word)[-1] or word  # a path's or a setting's last part: where it lives varies
-            out.setdefault(name[:TOPIC_KEY_WORD_CHARS].strip(".:/-~"))
-            if len(out) >= TOPIC_KEY_IDS:
-                return frozenset(w for w in out if w)
-    return frozenset(w for w in out if w)
-
-
 def _skipped(sentence: str) -> bool:
     """A question or a hypothetical: never a finding; but a request put as a question
     ("can you remember that ...?", "could you always ...?") is a request."""
@@ -351,52 +326,6 @@ def restatement(user: list[str]) -> tuple[frozenset[str], bool]:
     text = " ".join(" ".join(_sentences(t)) for t in user)
     again = any(re.search(data()[k], text, re.I) for k in ("recurs", "restated"))
     return topic_key(text), again
-
-
-_CODE_LINE = (  # a quoted, logged or pasted line (code keywords only with code syntax: "class names ..." is prose)
-    r"^\s*(?:>|\$ |>>> |#!|//|/\*|\*/|--\s|at\s+[\w$.<>]+\(|File\s+\"|Traceback\b|[\w.]*(?:Error|Exception):|"
-    r"(?:def|func|function)\s+\w+\s*\(|class\s+\w+\s*[:({(<]|from\s+[\w.]+\s+import\s|import\s+[\w.]+\s*;?\s*$|"
-    r"import\s+.*\s+from\s+['\"]|(?:const|let|var|val)\s+\w+\s*[:=]|(?:public|private|protected)\s+[\w<>\[\],]+\s+\w+\s*[(;=]|"
-    r"return\b.*;\s*$|#include\b|(?:if|for|while)\s*\()"
-)
-
-
-def _sentences(text: str) -> list[str]:
-    """The text's prose sentences: fenced code, inline code, quoted and code-like lines,
-    and long quotations (in double or single quotes) are taken out, then it is cut at
-    sentence ends and line breaks."""
-    import re
-
-    text = re.sub(r"(?s)(```|~~~).*?(?:\1|\Z)", "\n", text)
-    text = re.sub(r"`[^`\n]*`", " code ", text)
-    quote = lambda m: m.group(0) if len(m.group(0).split()) < 5 else " quote "  # noqa: E731
-    text = re.sub(r"[\"“][^\"”\n]{0,400}[\"”]", quote, text)
-    text = re.sub(r"(?<![\w'‘])['‘][^'’\n]{3,400}['’](?![\w'’])", quote, text)  # 'a commit message', not it's
-    lines = []
-    for ln in text.splitlines():
-        body = ln.lstrip()  # runs of whitespace as one space (the indent kept short): the patterns stay linear
-        ln = ln[: min(len(ln) - len(body), 8)] + " ".join(body.split())
-        if not re.match(_CODE_LINE, ln) and not re.match(r"^(?: {4,}|\t)(?![-*+] |\d+[.)] )", ln):
-            lines.append(ln)
-    out = []
-    for line in lines:
-        line = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", line)  # list markers
-        for part in re.split(r"(?<=[.!?;])\s+(?=\S)|\s+[—–]\s+", line):
-            part = " ".join(part.split())
-            if len(part) > 2:
-                out.append(part)
-    return out
-
-
-def clean_topic(text: str) -> str:
-    """The topic as the reason quotes it: printable characters only (no control, format
-    or bidi characters), no backticks or double quotes, one line, at most TOPIC_MAX_CHARS."""
-    text = "".join(ch if ch.isprintable() else " " for ch in text).replace("`", "'").replace('"', "'")
-    text = " ".join(text.split())
-    if len(text) > TOPIC_MAX_CHARS:
-        cut = text[: TOPIC_MAX_CHARS - 1]
-        text = (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
-    return text
 
 
 def reason(chosen: list[Finding]) -> str:
