@@ -284,7 +284,7 @@ def cost() -> None:
     print(table(["part", "characters", "~tokens"], rows))
 
 
-LOCOMO_TRAIN = range(5)  # conversations the scorer trained on (scripts/train_triage.py); 5-9 held out
+LOCOMO_TRAIN = range(5)  # LoCoMo's conversations the scorer trained on (scripts/train_triage.py); 5-9 held out
 
 
 def on_locomo(path: Path, scorer: bool = True) -> int:
@@ -292,37 +292,27 @@ def on_locomo(path: Path, scorer: bool = True) -> int:
     reply: chat between friends, where a project memory is never the answer, so every ask
     is a false one. In process (the hook and in-process agree on every judged set).
     Conversations 0-4 (the scorer's training negatives) and 5-9 (held out) apart."""
-    from datetime import datetime, timezone
-
-    from memindex.evaluation.locomo import load, sessions_of, turn_text
-    from memindex.evaluation.transcripts import TranscriptWriter
+    from memindex.evaluation.locomo import replay
 
     counts = {part: [0, 0, 0, 0] for part in ("0-4 (trained on)", "5-9 (held-out)")}  # stops, asks, sessions, asked sessions
     examples: list[str] = []
+    asked: set[str] = set()
     with tempfile.TemporaryDirectory() as tmp_name:
         run = Runner(Path(tmp_name), scorer)
-        for c, conversation in enumerate(load(path)):
+        last = None
+        for c, sid, target, w in replay(path, Path(tmp_name)):
             part = counts["0-4 (trained on)" if c in LOCOMO_TRAIN else "5-9 (held-out)"]
-            for n, turns, date in sessions_of(conversation):
-                sid, first, got = f"locomo-c{c}-s{n}", turns[0]["speaker"], 0
-                w = TranscriptWriter(sid, "/locomo", datetime.fromisoformat(date.replace("Z", "+00:00")).astimezone(timezone.utc))
-                target = Path(tmp_name) / f"{sid}.jsonl"
-                for turn in turns:
-                    if turn["speaker"] == first:
-                        w.prompt(turn_text(turn))
-                        continue
-                    w.text(turn_text(turn))
-                    w.write(target)
-                    out = run.stop(target, sid, False)
-                    part[0] += 1
-                    if out:
-                        got += 1
-                        examples.append(f"{sid}: {json.loads(out)['reason'][:140]}")
-                        w.meta("Stop hook feedback:\n" + json.loads(out)["reason"])
-                        w.text("Saved it with memindex.")
-                part[1] += got
-                part[2] += 1
-                part[3] += got > 0
+            part[2] += sid != last
+            last = sid
+            out = run.stop(target, sid, False)
+            part[0] += 1
+            if out:
+                part[1] += 1
+                part[3] += sid not in asked
+                asked.add(sid)
+                examples.append(f"{sid}: {json.loads(out)['reason'][:140]}")
+                w.meta("Stop hook feedback:\n" + json.loads(out)["reason"])
+                w.text("Saved it with memindex.")
         settle(Path(tmp_name))
     print(f"LoCoMo {path.name} as sessions ({'scorer' if scorer else 'patterns alone'}):")
     rows = [[f"conversations {name}", str(s), str(a), f"{a / max(s, 1):.3f}", f"{g} of {n}"] for name, (s, a, n, g) in counts.items()]

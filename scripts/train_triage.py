@@ -39,14 +39,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
 
-from eval_triage import append, entries, split, split_rule  # noqa: E402
+from eval_triage import LOCOMO_TRAIN, append, entries, split, split_rule  # noqa: E402
 from memindex.capture import score  # noqa: E402
 from memindex.evaluation.sets import LOCOMO_JSON  # noqa: E402
 from memindex.capture.triage import findings  # noqa: E402
 from memindex.capture.turn import latest_turn  # noqa: E402
 
 SETS = ("triage", "triage2", "triage3", "triage_written")
-LOCOMO_TRAIN = range(5)  # LoCoMo's conversations 0-4 as sessions: chat, every stop a negative; 5-9 held out
 RULES_TUNED_ON = ("triage",)  # the rules (features here) were written on its dev slice: its out-of-fold precision flatters
 FOLDS = 5
 TARGET_PRECISION = 0.85  # out of fold: the held-out sets are expected to come out lower
@@ -88,25 +87,10 @@ def locomo_items(tmp: Path) -> list[dict]:
     conversations 0-4 dev, 5-9 held-out. None when the data is not beside the repository."""
     if not LOCOMO_JSON.exists():
         return []
-    from datetime import datetime, timezone
+    from memindex.evaluation.locomo import replay
 
-    from memindex.evaluation.locomo import load, sessions_of, turn_text
-    from memindex.evaluation.transcripts import TranscriptWriter
-
-    out = []
-    for c, conversation in enumerate(load(LOCOMO_JSON)):
-        for n, turns, date in sessions_of(conversation):
-            sid, first = f"locomo-c{c}-s{n}", turns[0]["speaker"]
-            w = TranscriptWriter(sid, "/locomo", datetime.fromisoformat(date.replace("Z", "+00:00")).astimezone(timezone.utc))
-            path = tmp / f"{sid}.jsonl"
-            for turn in turns:
-                if turn["speaker"] == first:
-                    w.prompt(turn_text(turn))
-                    continue
-                w.text(turn_text(turn))
-                w.write(path)
-                out.append(_item(path, {"save": False}, "locomo", "dev" if c in LOCOMO_TRAIN else "held-out", f"locomo/c{c}"))
-    return out
+    return [_item(path, {"save": False}, "locomo", "dev" if c in LOCOMO_TRAIN else "held-out", f"locomo/c{c}")
+            for c, _, path, _ in replay(LOCOMO_JSON, tmp)]
 
 
 def _item(path: Path, item: dict, name: str, part: str, group: str) -> dict:

@@ -329,6 +329,29 @@ def turn_text(turn: dict) -> str:
     return text
 
 
+def replay(path: str | Path, folder: Path) -> Iterable[tuple[int, str, Path, Any]]:
+    """Each conversation's sessions as Claude Code sessions, a stop after each reply (the
+    first speaker as the user): yields (conversation number, session id, its transcript
+    written so far under `folder`, its TranscriptWriter, to which the caller may add what
+    follows a stop) at each stop."""
+    from datetime import timezone
+
+    from .transcripts import TranscriptWriter
+
+    for c, conversation in enumerate(load(path)):
+        for n, turns, date in sessions_of(conversation):
+            sid, first = f"locomo-c{c}-s{n}", turns[0]["speaker"]
+            w = TranscriptWriter(sid, "/locomo", datetime.fromisoformat(date.replace("Z", "+00:00")).astimezone(timezone.utc))
+            target = folder / f"{sid}.jsonl"
+            for turn in turns:
+                if turn["speaker"] == first:
+                    w.prompt(turn_text(turn))
+                    continue
+                w.text(turn_text(turn))
+                w.write(target)
+                yield c, sid, target, w
+
+
 def transcript(conv_no: int, n: int, turns: list[dict], first: str, date: str) -> tuple[str, list[str]]:
     from datetime import timezone
 
