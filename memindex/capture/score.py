@@ -124,8 +124,8 @@ def _code_like(token: str) -> bool:
 
 
 def _code_spans(text: str) -> int:
-    """Inline or fenced code: a backtick that opens after a space or a line's start and closes
-    before one (a backtick used as an apostrophe, "it`s", is not)."""
+    """The spans of inline or fenced code, counted when a backtick opens one after a space or
+    at a line's start (a backtick used as an apostrophe, "it`s, you`re", opens none)."""
     n = 0
     for part in text.split("`")[1:-1:2]:
         n += bool(part.strip())

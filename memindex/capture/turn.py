@@ -17,7 +17,8 @@ the window holds). Standard library only: the Stop hook imports it.
 
 from __future__ import annotations
 
-from ..defaults import SAVED_TEXT_CHARS, BEFORE_CHARS, BEFORE_TURNS, TOOL_RESULT_CHARS, TOOL_RESULTS_MAX, TURN_MAX_BYTES, TURN_TAIL_BYTES
+from ..defaults import (BEFORE_CHARS, BEFORE_TURNS, SAVED_TEXT_CHARS, TOOL_RESULT_CHARS, TOOL_RESULTS_MAX, TURN_MAX_BYTES,
+                        TURN_TAIL_BYTES)
 from ..lean import loads
 from ..policy.transcript import read_tail, user_text
 
