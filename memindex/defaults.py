@@ -69,6 +69,7 @@ TOOL_RESULT_CHARS = 400  # the end of a command's output the triage reads (a bui
 TOOL_RESULTS_MAX = 20  # ... of the turn's last this many
 BEFORE_TURNS = 2  # the assistant's turns before the prompt read for the options a terse pick answers...
 BEFORE_CHARS = 4_000  # ... their last this many characters
+TURN_TEXT_CHARS = 16_000  # of each prompt or answer the triage reads (its first three quarters and last quarter: a pasted log)
 SAVED_TEXT_CHARS = 2_000  # of the save commands the model ran in a turn, kept as the topic of what it saved
 TOPIC_KEY_IDS = 8  # identifiers (code spans, paths, names with digits) a topic's key also keeps
 ASKED_MAX_BYTES = 65_536  # a session's record of topics asked about, at most

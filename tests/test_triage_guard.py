@@ -161,3 +161,17 @@ def test_new_topics_of_a_session_are_still_asked(tmp_path: Path, runtime) -> Non
     assert "preference" in s.turn(*PLAN)
     assert s.turn("heads up: the registry rejects images over 2 GB, so the CUDA base image has to stay slim",
                   "Switched `Dockerfile` to the runtime base image: 1.4 GB.", ("docker build .",)) != ""
+
+
+def test_a_pasted_megabyte_is_read_in_part_and_what_the_user_says_still_counts(tmp_path: Path, runtime) -> None:
+    """The triage reads at most TURN_TEXT_CHARS of a prompt (its start and its end): a 1 MB
+    log pasted after a decision costs no more than a short turn, and the decision is asked about."""
+    from memindex.capture.turn import latest_turn
+    from memindex.defaults import TURN_TEXT_CHARS
+
+    log = "ERROR worker_3 failed at src/app/main.py:12 retry_count=3\n" * 18_000
+    s = Session(tmp_path / "paste.jsonl")
+    out = s.turn("we decided to drop the legacy importer, here is its last log:\n" + log, "Removed `importer/legacy.py`.")
+    turn = latest_turn(str(s.path))
+    assert len(turn.user[0]) <= TURN_TEXT_CHARS + 1 and turn.user[0].startswith("we decided to drop")
+    assert "decision" in out and "drop the legacy importer" in out

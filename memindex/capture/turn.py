@@ -18,7 +18,7 @@ the window holds). Standard library only: the Stop hook imports it.
 from __future__ import annotations
 
 from ..defaults import (BEFORE_CHARS, BEFORE_TURNS, SAVED_TEXT_CHARS, TOOL_RESULT_CHARS, TOOL_RESULTS_MAX, TURN_MAX_BYTES,
-                        TURN_TAIL_BYTES)
+                        TURN_TAIL_BYTES, TURN_TEXT_CHARS)
 from ..lean import loads
 from ..policy.transcript import read_tail, user_text
 
@@ -73,7 +73,19 @@ def latest_turn(path: object, last_assistant_message: object = None) -> Turn:
         text = last_assistant_message.strip()
         if not turn.assistant or turn.assistant[-1].strip() != text:
             turn.assistant.append(text)
+    turn.user = [_bounded(t) for t in turn.user]
+    turn.assistant = [_bounded(t) for t in turn.assistant]
     return turn
+
+
+def _bounded(text: str) -> str:
+    """At most TURN_TEXT_CHARS of a prompt or an answer: its first three quarters and its
+    last quarter (a pasted megabyte of log would cost the triage seconds; what the user
+    says about it comes before or after it)."""
+    if len(text) <= TURN_TEXT_CHARS:
+        return text
+    head = TURN_TEXT_CHARS * 3 // 4
+    return text[:head] + "\n" + text[-(TURN_TEXT_CHARS - head):]
 
 
 def _parse(lines: list[bytes]) -> Turn:
