@@ -175,3 +175,17 @@ def test_a_pasted_megabyte_is_read_in_part_and_what_the_user_says_still_counts(t
     turn = latest_turn(str(s.path))
     assert len(turn.user[0]) <= TURN_TEXT_CHARS + 1 and turn.user[0].startswith("we decided to drop")
     assert "decision" in out and "drop the legacy importer" in out
+
+
+def test_a_plain_words_turn_counts_as_work_in_a_session_that_ran_tools(tmp_path: Path, runtime) -> None:
+    """A rule stated in plain words ("all new services are written in go") shows no work by
+    itself: alone it gets no ask, but in a session whose transcript holds tool calls, even
+    beyond the answers the turn reads, it is asked about."""
+    rule = ("from now on all new services are written in go", "Understood.")
+    assert not score.at_work(score.work_signs([rule[0]], [rule[1]], "", ""))
+    assert Session(tmp_path / "alone.jsonl").turn(*rule) == ""
+    s = Session(tmp_path / "work.jsonl")
+    s.turn("run the tests", "All green.", ("pytest -q",))
+    s.turn("thanks", "You're welcome.")
+    s.turn("what's next on the list", "The billing service's retries.")
+    assert s.turn(*rule) != ""

@@ -170,11 +170,12 @@ def findings(user: list[str], assistant: list[str], tools: list[str] | None = No
 
 
 def scored(found: list[Finding], user: list[str], assistant: list[str], tools: list[str], before: str = "",
-           earlier: str = "", calls: int = 0, calls_before: int = 0) -> list[Finding]:
+           earlier: str = "", calls: int = 0, calls_before: int = 0, worked: bool = False) -> list[Finding]:
     """The learned scorer's verdict on the turn (capture/score.py), the rules' findings
     among its features: none when the turn shows no software work (score.at_work: no tool
-    call, code, code-like name or word of software work in it or the answers before) or
-    when P(worth saving) is under the model's threshold; the rules' findings when they have
+    call, code, code-like name or word of software work in it or the answers before, and
+    `worked`, Turn.worked, false: no tool call in the transcript's tail either) or when
+    P(worth saving) is under the model's threshold; the rules' findings when they have
     any; else one finding of the kind the scorer reads, its topic the user's sentence with
     the most cue words of that kind. The rules alone when the model is off (`"enabled":
     false` in triage_model.json)."""
@@ -183,7 +184,7 @@ def scored(found: list[Finding], user: list[str], assistant: list[str], tools: l
     if not m.get("enabled"):
         return found
     feats = score.features(user, assistant, tools, before, earlier, [f.category.name for f in found], calls, calls_before)
-    if not score.at_work({k[2:]: v for k, v in feats.items() if k.startswith("w_")}):
+    if not worked and not score.at_work({k[2:]: v for k, v in feats.items() if k.startswith("w_")}):
         return []  # a project memory is never the answer to a chat that shows no work
     if score.probability(feats, m) < m["threshold"]:
         return []
@@ -382,7 +383,8 @@ def stop_decision(payload: dict, scorer: bool = True) -> str:
         return ""
     found = findings(turn.user, turn.assistant, turn.tools, turn.before, turn.earlier)
     if scorer:
-        found = scored(found, turn.user, turn.assistant, turn.tools, turn.before, turn.earlier, turn.calls, turn.calls_before)
+        found = scored(found, turn.user, turn.assistant, turn.tools, turn.before, turn.earlier, turn.calls, turn.calls_before,
+                       turn.worked)
     if not found and not turn.saved:
         return ""
     context, again = restatement(turn.user)

@@ -38,7 +38,7 @@ _PRINTS_GIT = ("git show", "git log", "git diff", "git blame", "git cat-file", "
 class Turn:
     """The user's prompt(s) and the assistant's words of the latest turn, oldest first."""
 
-    __slots__ = ("user", "assistant", "tools", "before", "earlier", "saved", "saved_text", "calls", "calls_before", "_commands")
+    __slots__ = ("user", "assistant", "tools", "before", "earlier", "saved", "saved_text", "calls", "calls_before", "worked", "_commands")
 
     def __init__(self) -> None:
         self.user: list[str] = []
@@ -50,6 +50,7 @@ class Turn:
         self.saved_text = ""  # ... the commands' text (what it saved: a later restatement is no new topic)
         self.calls = 0  # the tool calls the assistant made in the turn (reading, editing, running: coding work)
         self.calls_before = 0  # ... and in the turns before the prompt that `before` reads
+        self.worked = False  # the transcript's tail read holds a tool call: the session is doing work
         self._commands: dict[str, str] = {}  # tool_use id -> the Bash command the assistant ran
 
 
@@ -66,6 +67,7 @@ def latest_turn(path: object, last_assistant_message: object = None) -> Turn:
         if tail.start > 0:
             lines = lines[1:]  # the first line may be cut in the middle
         turn = _parse(lines)
+        turn.worked = b'"tool_use"' in tail.data  # structural only: in a text, JSON escapes the quotes
         if turn.user or tail.start == 0 or window >= TURN_MAX_BYTES:
             break
         window *= 4
