@@ -42,12 +42,16 @@ WITH_QUESTIONS = tuple(s for s in ENGINEERING if s in LOCAL_SETS)  # the sets wi
 LEXICAL = [
     "rel_score", "log_score", "top", "rank", "gap_next", "coverage", "coverage_rel", "coverage_top",
     "title_coverage", "tags_coverage", "body_coverage", "questions_coverage", "has_questions", "known_coverage",
+    "identifier", "has_identifier",
     "n_terms", "rarity", "unknown", "anchored", "asked", "general",
     "general_gap", "age", "replacement",
     "cat_decision", "cat_constraint", "cat_preference", "cat_runbook", "cat_tech_debt", "cat_session_summary",
 ]
 SEMANTIC = LEXICAL + ["best_coverage", "coverage_rank", "cos", "cos_gap", "standout", "is_nearest", "cos_rank",
-                      "cos_x_coverage"]
+                      "cos_x_coverage",
+                      # the nearest memories no word found: their meaning evidence weighed apart
+                      "meaning_only", "mo_cos", "mo_standout", "mo_is_nearest", "mo_cos_gap", "mo_cos_rank",
+                      "mo_standout_nearest"]
 L2 = 1.0
 MAX_INJECT = 3
 
@@ -57,11 +61,16 @@ def as_model(name: str, fitted: dict, threshold: float) -> Model:
 
 
 def train(prompts: list[rel.Prompt], names: list[str], kind: str) -> Model:
-    """A model on these prompts' dev slices, its threshold chosen on the same prompts."""
+    """A model on these prompts' dev slices, its threshold and share of the best chosen on
+    the same prompts."""
     dev = [p for p in prompts if not p.holdout]
     model = as_model(kind, rel.fit(dev, names, L2), 0.5)
-    model.min_confidence = rel.choose_threshold(dev, rel.probabilities(model, dev))
+    model.min_confidence, model.min_share = rel.choose_threshold(dev, rel.probabilities(model, dev))
     return model
+
+
+def choice(model: Model, prompts: list[rel.Prompt], scored: list[list[tuple[str, float]]]) -> list[list[str]]:
+    return rel.model_choice(prompts, scored, model.min_confidence, MAX_INJECT, model.min_share)
 
 
 def row(label: str, prompts: list[rel.Prompt], chosen: list[list[str]]) -> list[object]:
@@ -84,8 +93,8 @@ def leave_one_out(prompts: list[rel.Prompt], names: list[str], kind: str, models
             models[left] = model
         test = [p for p in prompts if p.set_name == left]
         scored = rel.probabilities(model, test)
-        picks = rel.model_choice(test, scored, model.min_confidence)
-        out += [(p, sc, got, model.min_confidence) for p, sc, got in zip(test, scored, picks)]
+        picks = choice(model, test, scored)
+        out += [(p, sc, got, model) for p, sc, got in zip(test, scored, picks)]
     return out
 
 
@@ -102,17 +111,18 @@ def report(prompts: list[rel.Prompt], names: list[str], kind: str) -> dict[str, 
             part = [j for j in judged if j[0].set_name == left and j[0].questions == with_q]
             if not part:
                 continue
-            t = part[0][3]
+            t = f"t={part[0][3].min_confidence:.2f}, share {part[0][3].min_share:g}"
             for label, keep in (("held-out", lambda p: p.holdout), ("whole", lambda p: True)):
                 sub = [j for j in part if keep(j[0])]
                 ps = [j[0] for j in sub]
                 rows.append(row(f"{left}, {variant}, {label}: rules", ps, [p.rules for p in ps]))
-                rows.append(row(f"{left}, {variant}, {label}: model (t={t:.2f})", ps, [j[2] for j in sub]))
+                rows.append(row(f"{left}, {variant}, {label}: model ({t})", ps, [j[2] for j in sub]))
             ps = [j[0] for j in part]
             r, m = rel.policy_metrics(ps, [p.rules for p in ps]), rel.policy_metrics(ps, [j[2] for j in part])
             if m["recall_g2"] < r["recall_g2"]:
                 worse.append(f"{left} ({variant}) {m['recall_g2']:.3f} < {r['recall_g2']:.3f}")
     print(table(HEAD, rows))
+    ceiling(judged)
     print("\nsets (whole) where the model's grade-2 recall is below the rules': " + ("; ".join(worse) or "none"))
     for variant, with_q in VARIANTS:
         sub = [j for j in judged if j[0].questions == with_q]
@@ -133,6 +143,32 @@ def report(prompts: list[rel.Prompt], names: list[str], kind: str) -> dict[str, 
                   f"{sum(x for x, _ in injected) / len(injected):.3f}, observed precision "
                   f"{sum(r for _, r in injected) / len(injected):.3f}")
     return models
+
+
+def ceiling(judged: list) -> None:
+    """Where the misses are: per left-out set and per prompt kind (as committed), the grade-2
+    memories among the candidates at all (the most any choice among them can reach: a
+    resume prompt's are what rule 3 found), and the share the rules and the model inject."""
+    def counts(part):
+        total = pooled = rules = model = 0
+        for p, _, got, _ in part:
+            must = {path for path, g in p.judgments.items() if g >= 2}
+            total += len(must)
+            pooled += len(must & (set(p.rules) if p.resume else {path for path, _ in p.cands}))
+            rules += len(must & set(p.rules))
+            model += len(must & set(got))
+        return [len(part), total, pooled / total, rules / total, model / total] if total else None
+    plain = [j for j in judged if not j[0].questions]
+    for label, key, order in (("left-out set", lambda p: p.set_name, ENGINEERING),
+                              ("prompt kind", lambda p: p.kind, sorted({j[0].kind for j in plain}))):
+        rows = []
+        for k in order:
+            c = counts([j for j in plain if key(j[0]) == k])
+            if c:
+                rows.append([k, *c])
+        rows.append(["all", *counts(plain)])
+        print(f"\ngrade-2 memories per {label} (as committed): among the candidates, injected by the rules, by the model\n")
+        print(table([label, "prompts", "grade-2", "among candidates", "rules", "model"], rows))
 
 
 def ranking(prompts: list[rel.Prompt], models: dict[str, Model]) -> None:
@@ -166,7 +202,7 @@ def locomo(final: Model, semantic: bool) -> None:
     print(f"\nLoCoMo (conversational; never trained on), the shipped {final.name} model\n")
     print(table(HEAD, [
         row("rules", loco, [p.rules for p in loco]),
-        row(f"model (t={final.min_confidence:.2f})", loco, rel.model_choice(loco, scored, final.min_confidence)),
+        row(f"model (t={final.min_confidence:.2f}, share {final.min_share:g})", loco, choice(final, loco, scored)),
     ]))
     print()
     print(table(["P bin", "candidates", "mean predicted", "observed relevant"], rel.calibration(loco, scored)))
@@ -202,6 +238,7 @@ def main() -> int:
         final = train(prompts, names, kind)
         data["models"][kind] = {
             "features": names, "bias": round(final.bias, 6), "min_confidence": final.min_confidence,
+            "min_share": final.min_share,
             "weights": {k: round(v, 6) for k, v in final.weights.items()},
             "means": {k: round(v, 6) for k, v in final.means.items()},
         }
@@ -217,7 +254,7 @@ def main() -> int:
                 ranking(prompts, models)
             if not args.no_locomo:
                 locomo(final, semantic)
-        print(f"\nshipped {kind} model: min_confidence {final.min_confidence:.2f}; weights (raw units), largest first:")
+        print(f"\nshipped {kind} model: min_confidence {final.min_confidence:.2f}, min_share {final.min_share:g}; weights (raw units), largest first:")
         for k, v in sorted(final.weights.items(), key=lambda kv: -abs(kv[1])):
             print(f"  {k:16s} {v:+.3f}")
     if args.write and not args.check:

@@ -68,6 +68,25 @@ def test_each_column_s_coverage_and_the_questions_a_memory_lists(project: Path) 
     assert warm["coverage"] >= warm["questions_coverage"]
 
 
+def test_an_identifier_the_prompt_names_counts_only_where_it_is_whole(project: Path) -> None:
+    """`identifier`: the share of the prompt's identifiers (`audit_tenant_id`, matched as a
+    phrase) a memory holds; its parts scattered in a memory's text are not the identifier."""
+    root = project / ".claude" / "memory"
+    put(root, "tech_debt", "audit-tenant", "Audit rows without tenant", ["audit"],
+        "Some audit_log rows have audit_tenant_id NULL since the backfill skipped them.")
+    put(root, "decision", "tenant-ids", "Tenant ids are UUIDs", ["tenancy"],
+        "Every tenant gets an id; the audit team asked for UUIDs.")
+    sync(root, Config())
+    with index.open_reader(root) as conn:
+        pool = candidate_pool(conn, "audit_tenant_id is NULL on audit rows of one tenant", Config())
+        feats = {h.path: f for h, f in relevance.features(conn, pool)}
+        plain = {h.path: f for h, f in relevance.features(conn, candidate_pool(conn, "tenant audit rows", Config()))}
+    whole, scattered = feats["tech-debt/audit-tenant.json"], feats["decisions/tenant-ids.json"]
+    assert whole["identifier"] == 1.0 and whole["has_identifier"] == 1.0
+    assert scattered["identifier"] == 0.0 and scattered["has_identifier"] == 1.0
+    assert all(f["identifier"] == 0.0 and f["has_identifier"] == 0.0 for f in plain.values())
+
+
 def test_a_clear_match_is_likely_and_an_incidental_one_is_not(root: Path) -> None:
     with index.open_reader(root) as conn:
         outcome = decide(conn, "stripe webhooks keep failing with a 400 signature error in staging", parse_config(CALIBRATED))
@@ -77,13 +96,54 @@ def test_a_clear_match_is_likely_and_an_incidental_one_is_not(root: Path) -> Non
     assert all(p < 0.3 for path, p in probs.items() if path != "runbooks/stripe-webhook-signature.json")
 
 
-@pytest.mark.parametrize(("floor", "most"), [(1.0, 0), (0.0, 3)])
-def test_min_confidence_is_the_one_knob(root: Path, floor: float, most: int) -> None:
+@pytest.mark.parametrize("floor", [1.0, 0.0])
+def test_min_confidence_is_the_one_knob(root: Path, floor: float) -> None:
+    """Everything reaching the floor and the model's share of the best candidate's P is
+    injected, at most max_inject: nothing at 1.0, at 0.0 the best and whoever is nearly as
+    likely."""
     cfg = parse_config({"retrieval": {"match_strategy": "calibrated", "min_confidence": floor}})
     with index.open_reader(root) as conn:
         outcome = decide(conn, "which session cleaned up the billing export and the booking widget tests?", cfg)
-    assert len(outcome.hits) == min(most, sum(1 for d in outcome.decisions))
-    assert all(d.probability is not None for d in outcome.decisions)
+    probs = sorted((d.probability for d in outcome.decisions), reverse=True)
+    assert all(p is not None for p in probs) and len(probs) >= 3
+    share = relevance.load("lexical").min_share
+    expected = 0 if floor == 1.0 else min(3, sum(1 for p in probs if p >= share * probs[0]))
+    assert len(outcome.hits) == expected and (floor == 1.0 or expected >= 1)
+
+
+def test_a_candidate_far_less_likely_than_the_best_is_not_injected(root: Path) -> None:
+    """`min_share`: a second candidate that reaches min_confidence but not the model's share
+    of the best one's P stays out, and `explain`'s reason says so."""
+    model = relevance.load("lexical")
+    assert 0.0 < model.min_share < 1.0
+    cfg = parse_config({"retrieval": {"match_strategy": "calibrated", "min_confidence": 0.0}})
+    with index.open_reader(root) as conn:
+        outcome = decide(conn, "stripe webhooks keep failing with a 400 signature error in staging", cfg)
+    best = max(d.probability for d in outcome.decisions)
+    below = [d for d in outcome.decisions if d.probability < model.min_share * best]
+    assert below and not any(d.kept for d in below)
+    assert all(f"under {model.min_share:g} x the best candidate's" in d.rule for d in below)
+
+
+def test_memories_found_by_meaning_alone_weigh_their_evidence_apart(root: Path) -> None:
+    """With the worker, the nearest memories no word found join the pool; their cosine
+    evidence has features of its own (`mo_*`), zero for the word matches."""
+    from memindex.policy.dense import Dense
+    from memindex.policy.inject import with_nearest
+
+    with index.open_reader(root) as conn:
+        rowid = dict(conn.execute("SELECT path, rowid FROM documents"))
+        jwt, stripe = rowid["decisions/jwt-over-session-cookies.json"], rowid["runbooks/stripe-webhook-signature.json"]
+        dense = Dense({stripe: 0.30}, [(jwt, 0.55), (stripe, 0.30), *[(10**6 + i, 0.15) for i in range(8)]])
+        pool = with_nearest(conn, candidate_pool(conn, "stripe webhooks fail with a 400 signature error", Config()), dense, None)
+        feats = {h.path: f for h, f in relevance.features(conn, pool, dense=dense)}
+    alone, word = feats["decisions/jwt-over-session-cookies.json"], feats["runbooks/stripe-webhook-signature.json"]
+    assert alone["meaning_only"] == 1.0 and alone["mo_cos"] == 0.55 and alone["mo_is_nearest"] == 1.0
+    assert alone["mo_standout_nearest"] == pytest.approx(0.55 - (0.30 + 8 * 0.15) / 9)
+    assert word["meaning_only"] == 0.0 and all(word[k] == 0.0 for k in word if k.startswith("mo_"))
+    assert word["cos"] == 0.30
+    semantic = json.loads(Path(relevance.WEIGHTS_FILE).read_text())["models"]["semantic"]
+    assert {"meaning_only", "mo_cos", "mo_standout_nearest"} <= set(semantic["weights"]) <= set(relevance.DESCRIBE)
 
 
 def test_an_unrelated_prompt_gets_nothing(root: Path) -> None:

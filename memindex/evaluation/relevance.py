@@ -4,7 +4,7 @@
 code (the same functions the hook calls) and records each candidate's features and grade,
 beside what the hand-set rules inject for the same prompt. `fit` is an L2-regularised
 logistic regression (Newton's method, standardised features; numpy, training time only).
-`choose_threshold` picks `min_confidence` on training prompts alone. `policy_metrics`
+`choose_threshold` picks `min_confidence` (and `min_share`) on training prompts alone. `policy_metrics`
 scores a model's injections as `memory.inject_metrics` scores the rules'.
 """
 
@@ -166,8 +166,11 @@ def probabilities(model, prompts: list[Prompt]) -> list[list[tuple[str, float]]]
     return out
 
 
-def picks(scored: list[tuple[str, float]], threshold: float, max_inject: int = 3) -> list[str]:
-    return [path for path, prob in scored if prob >= threshold][:max_inject]
+def picks(scored: list[tuple[str, float]], threshold: float, max_inject: int = 3, share: float = 0.0) -> list[str]:
+    """The calibrated policy's choice among one prompt's candidates (best first): P at
+    least `threshold` and at least `share` of the best candidate's (`relevance.choose`)."""
+    floor = share * scored[0][1] if scored else 0.0
+    return [path for path, prob in scored if prob >= threshold and prob >= floor][:max_inject]
 
 
 def policy_metrics(prompts: list[Prompt], chosen: list[list[str]]) -> dict[str, float]:
@@ -180,24 +183,27 @@ def policy_metrics(prompts: list[Prompt], chosen: list[list[str]]) -> dict[str, 
 
 
 def model_choice(prompts: list[Prompt], scored: list[list[tuple[str, float]]], threshold: float,
-                 max_inject: int = 3) -> list[list[str]]:
+                 max_inject: int = 3, share: float = 0.0) -> list[list[str]]:
     """What the calibrated policy injects: the rules' choice where the prompt asks to resume
-    (rule 3 is not about relevance), else the candidates at or above the threshold."""
-    return [p.rules if p.resume else picks(s, threshold, max_inject) for p, s in zip(prompts, scored)]
+    (rule 3 is not about relevance), else `picks`."""
+    return [p.rules if p.resume else picks(s, threshold, max_inject, share) for p, s in zip(prompts, scored)]
+
+
+BETA = 0.8  # precision weighs a little more than recall: the issue's targets are a precision at a recall
 
 
 def objective(m: dict[str, float]) -> float:
-    """What a threshold is chosen for on training prompts: F1 of precision and grade-2
-    recall, less the share of unrelated prompts injected."""
-    p, r = m["precision"], m["recall_g2"]
-    f1 = 2 * p * r / (p + r) if p + r else 0.0
-    return f1 - 0.5 * m["false_inject"]
+    """What a threshold is chosen for on training prompts: F-beta (BETA) of precision and
+    grade-2 recall, less half the share of unrelated prompts injected."""
+    p, r, b2 = m["precision"], m["recall_g2"], BETA * BETA
+    f = (1 + b2) * p * r / (b2 * p + r) if p + r else 0.0
+    return f - 0.5 * m["false_inject"]
 
 
-def choose_threshold(prompts: list[Prompt], scored: list[list[tuple[str, float]]]) -> float:
-    grid = [i / 100 for i in range(5, 96)]
-    best = max(grid, key=lambda t: (objective(policy_metrics(prompts, model_choice(prompts, scored, t))), t))
-    return best
+def choose_threshold(prompts: list[Prompt], scored: list[list[tuple[str, float]]]) -> tuple[float, float]:
+    """`min_confidence` and `min_share`, chosen together on these (training) prompts."""
+    grid = [(t / 100, s / 10) for t in range(5, 96) for s in range(0, 10)]
+    return max(grid, key=lambda ts: (objective(policy_metrics(prompts, model_choice(prompts, scored, ts[0], 3, ts[1]))), ts))
 
 
 def calibration(prompts: list[Prompt], scored: list[list[tuple[str, float]]],

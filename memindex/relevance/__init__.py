@@ -14,7 +14,7 @@ import math
 import os
 
 from ..defaults import CATEGORY_PRIORITY, COVERAGE_TERMS, DATA_DIR
-from ..index.reads import IN_LIST, json_list
+from ..index.reads import IN_LIST, Scratch, json_list
 from ..lean import loads
 from ..retrieval.query import coverage
 
@@ -48,6 +48,8 @@ DESCRIBE: dict[str, str] = {
     "body_coverage": "share of the prompt's rare words in its text",
     "questions_coverage": "share of the prompt's rare words in the questions it answers",
     "has_questions": "it lists the questions it answers",
+    "identifier": "holds the identifiers the prompt names (`user_id`, `Foo.bar`)",
+    "has_identifier": "the prompt names an identifier this store knows",
     "n_terms": "number of words in the prompt",
     "rarity": "how rare the prompt's words are in this store",
     "unknown": "share of the prompt's words no memory has",
@@ -63,6 +65,13 @@ DESCRIBE: dict[str, str] = {
     "is_nearest": "meaning: the prompt's nearest memory",
     "cos_rank": "meaning: rank among the candidates",
     "cos_x_coverage": "meaning and words agree",
+    "meaning_only": "found by meaning alone (no word in common)",
+    "mo_cos": "found by meaning alone: cosine to the prompt",
+    "mo_cos_gap": "found by meaning alone: distance behind the nearest memory",
+    "mo_standout": "found by meaning alone: how far the nearest memory stands out",
+    "mo_is_nearest": "found by meaning alone: the prompt's nearest memory",
+    "mo_cos_rank": "found by meaning alone: rank among the candidates",
+    "mo_standout_nearest": "found by meaning alone: the nearest memory, standing out",
     **{f"cat_{c}": f"category {c}" for c in CATEGORY_PRIORITY},
 }
 
@@ -97,6 +106,20 @@ def _with_questions(conn: sqlite3.Connection, rowids: list[int]) -> set[int]:
         f"SELECT rowid FROM fts WHERE rowid IN {IN_LIST} AND questions <> ''", (json_list(rowids),))}
 
 
+def _identifiers(plan) -> dict[int, float]:
+    """Per memory (by the rowid its words are read from), its share of the IDF mass of the
+    prompt's identifiers that some memory holds (`mark_booted`, `Economy.reconcile`: terms
+    of several parts, matched as a phrase); the scratch table holds the pool's memories
+    (`coverage` loaded it). An identifier is rarely shared by accident."""
+    idents = [t for t, df in plan.df.items() if df and t.is_phrase]
+    mass = sum(plan.idf(t) for t in idents)
+    got: dict[int, float] = {}
+    for t in idents:
+        for rowid in Scratch.matching(plan.expressions[t]):
+            got[rowid] = got.get(rowid, 0.0) + plan.idf(t) / mass
+    return got
+
+
 def features(
     conn: sqlite3.Connection, pool: Pool, now: datetime | None = None, dense: Dense | None = None
 ) -> list[tuple[Hit, dict[str, float]]]:
@@ -112,6 +135,8 @@ def features(
         coverage(conn, plan, active, columns=columns, absent=absent, loaded=bool(cov))
         cov[name] = [h.coverage or 0.0 for h in active]
     asks = _with_questions(conn, [h.via or h.rowid for h in active])
+    idents = _identifiers(plan)
+    has_ident = float(any(df and t.is_phrase for t, df in plan.df.items()))
     covs = cov["all"]
     best_cov = max(covs) or 1.0
     by_cov = sorted(range(len(covs)), key=lambda i: -covs[i])
@@ -130,6 +155,7 @@ def features(
         peers = [c for _, c in dense.top[1:10]]
         margin = dense.top[0][1] - sum(peers) / len(peers)
     pool_cos = sorted((cosines[h.rowid] for h in active if h.rowid in cosines), reverse=True)
+    by_meaning = {h.rowid for h in pool.extra}
     out = []
     for i, h in enumerate(active):
         nxt = active[i + 1].score if i + 1 < len(active) else 0.0
@@ -150,6 +176,8 @@ def features(
             "body_coverage": cov["body"][i],
             "questions_coverage": cov["questions"][i],
             "has_questions": float((h.via or h.rowid) in asks),
+            "identifier": min(idents.get(h.via or h.rowid, 0.0), 1.0),
+            "has_identifier": has_ident,
             "n_terms": n_terms,
             "rarity": rarity,
             "unknown": unknown,
@@ -170,6 +198,12 @@ def features(
             f["is_nearest"] = float(bool(dense.top) and dense.top[0][0] == h.rowid)
             f["cos_rank"] = math.log1p(pool_cos.index(cos)) if cos is not None else math.log1p(len(pool_cos))
             f["cos_x_coverage"] = f["cos"] * covs[i]
+            # a memory no word found is another population: its evidence gets its own weights
+            alone = float(h.rowid in by_meaning)
+            f["meaning_only"] = alone
+            for k in ("cos", "cos_gap", "standout", "is_nearest", "cos_rank"):
+                f["mo_" + k] = alone * f[k]
+            f["mo_standout_nearest"] = alone * margin * f["is_nearest"]
         out.append((h, f))
     return out
 
@@ -177,14 +211,16 @@ def features(
 class Model:
     """A logistic regression in the raw feature space: P = sigmoid(bias + sum w_i x_i).
     `means` are the training set's feature means, for explaining a score as each feature's
-    push away from an average candidate."""
+    push away from an average candidate. `min_share`: a candidate is injected only if its P
+    is at least this share of the prompt's best candidate's (chosen at training with
+    `min_confidence`): a second pick far less likely than the first is mostly a near miss."""
 
-    __slots__ = ("name", "bias", "weights", "means", "min_confidence")
+    __slots__ = ("name", "bias", "weights", "means", "min_confidence", "min_share")
 
     def __init__(self, name: str, bias: float, weights: dict[str, float], means: dict[str, float],
-                 min_confidence: float) -> None:
+                 min_confidence: float, min_share: float = 0.0) -> None:
         self.name, self.bias, self.weights, self.means = name, bias, weights, means
-        self.min_confidence = min_confidence
+        self.min_confidence, self.min_share = min_confidence, min_share
 
     def logit(self, f: dict[str, float]) -> float:
         return self.bias + sum(w * f.get(k, 0.0) for k, w in self.weights.items())
@@ -212,26 +248,31 @@ def load(kind: str = "lexical", path: str = WEIGHTS_FILE) -> Model:
             data = loads(fh.read())
         m = data["models"].get(kind) or data["models"]["lexical"]  # no model for the worker's view: words alone
         _models[key] = Model(kind, float(m["bias"]), {k: float(v) for k, v in m["weights"].items()},
-                             {k: float(v) for k, v in m["means"].items()}, float(m["min_confidence"]))
+                             {k: float(v) for k, v in m["means"].items()}, float(m["min_confidence"]),
+                             float(m.get("min_share", 0.0)))
     return _models[key]
 
 
 def choose(conn: sqlite3.Connection, pool: Pool, cfg: Config, now: datetime | None, outcome: Outcome) -> list[Hit]:
     """The relevance model decides (`match_strategy: calibrated`): every candidate's
     P(relevant) from all the evidence at once; the best ones reaching
-    `retrieval.min_confidence`, at most `max_inject`."""
+    `retrieval.min_confidence` and the model's `min_share` of the best one's, at most
+    `max_inject`."""
     model = load("semantic" if outcome.dense is not None else "lexical")
     floor = cfg["retrieval.min_confidence"]
     floor = model.min_confidence if floor is None else floor
     scored = [(model.prob(f), h, f) for h, f in features(conn, pool, now, outcome.dense)]
     scored.sort(key=lambda s: -s[0])
+    share = model.min_share * scored[0][0] if scored else 0.0
     picks: list[Hit] = []
     for p, h, f in scored:
         why = ", ".join(f"{words} {'+' if push > 0 else '-'}" for words, push in model.reasons(f))
-        if p >= floor and len(picks) < cfg["retrieval.max_inject"]:
+        if p >= floor and p >= share and len(picks) < cfg["retrieval.max_inject"]:
             picks.append(h)
             outcome.note(h, True, f"P(relevant) {p:.2f} >= min_confidence {floor:.2f}" + (f": {why}" if why else ""), p)
         else:
-            bar = f"under min_confidence {floor:.2f}" if p < floor else f"beyond max_inject {cfg['retrieval.max_inject']}"
+            bar = (f"under min_confidence {floor:.2f}" if p < floor else
+                   f"under {model.min_share:g} x the best candidate's {scored[0][0]:.2f}" if p < share else
+                   f"beyond max_inject {cfg['retrieval.max_inject']}")
             outcome.note(h, False, f"P(relevant) {p:.2f}, {bar}" + (f": {why}" if why else ""), p)
     return picks
