@@ -32,6 +32,11 @@
   103 memories, 95 prompts, 23 unrelated), measured once, whole and unseen, through the
   real hook, rules against the calibrated model (docs/evaluation.md); not trained on; no
   questions.json.
+- mesa: evalsets/mesa, written blind by a ninth helper (a transit agency's live bus-arrival
+  and ticketing platform; 106 memories, 102 of them with save-time questions written
+  before the prompts, 95 prompts, 20 unrelated), measured once, whole and unseen, through
+  the real hook, rules against the calibrated model, lexical and with the worker
+  (docs/evaluation.md); not trained on; no questions.json.
 
 Each local set also has `questions.json`: for every memory (path relative to the memory
 folder), the questions a model would write at save time (the `questions` field), written
@@ -54,7 +59,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent.parent
 HOLDOUT_SHARE = 0.3
-SETS = ("harbor", "atlas", "locomo", "cedar", "fjord", "quarry", "sedge", "heron", "ibis", "jetty", "lumen")  # every set, in the order tables show them
+SETS = ("harbor", "atlas", "locomo", "cedar", "fjord", "quarry", "sedge", "heron", "ibis", "jetty", "lumen", "mesa")  # every set, in the order tables show them
 # the shared data folder beside the repository (or beside the folder of its git worktrees)
 LOCOMO_JSON = next((p for p in (REPO.parent / "shared" / "data" / "locomo" / "locomo10.json",
                                 REPO.parent.parent / "shared" / "data" / "locomo" / "locomo10.json") if p.exists()),
