@@ -18,7 +18,7 @@ through the real hook command of hooks/hooks.json (`python3 -I -S ... stop`, a p
 stop) for the slice `--hook` names: the two must print the same bytes.
 
 A set says how it is split in its `split.json` ({"rule": "every_third"}: ids sorted, every
-third, index 2, 5, 8, ..., held out; evalsets/triage/ and triage3/ have it; {"rule": "sha1_quarter"}: the
+third, index 2, 5, 8, ..., held out; evalsets/triage/, triage3/ and triage4/ have it; {"rule": "sha1_quarter"}: the
 ids whose sha1 starts with 0-3 held out, evalsets/triage2/ since the scorer trained on the
 rest, scripts/train_triage.py); a set without one (a new
 blind set, measured once) is all held-out. `sequences.json` may be absent. The patterns

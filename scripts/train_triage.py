@@ -6,8 +6,8 @@
 
 Training items: the dev slices of evalsets/triage (ids sorted, every third held out),
 evalsets/triage2 (split.json `sha1_quarter`: sha1 of the id, first hex digit below 4 held
-out; a sequence's stops go with their sequence) and evalsets/triage3 (every third held
-out), evalsets/triage_written (50 endings of a helper, all dev), and LoCoMo's
+out; a sequence's stops go with their sequence), evalsets/triage3 and evalsets/triage4
+(every third held out), evalsets/triage_written (50 endings of a helper, all dev), and LoCoMo's
 conversations 0-4 replayed as sessions (../shared/data/locomo: chat between friends, every
 stop a negative; 5-9 held out; without the data the model differs, and the shipped file's
 check says so). Each item becomes the Claude Code transcript eval_triage.py writes, read
@@ -45,7 +45,7 @@ from memindex.evaluation.sets import LOCOMO_JSON  # noqa: E402
 from memindex.capture.triage import findings  # noqa: E402
 from memindex.capture.turn import latest_turn  # noqa: E402
 
-SETS = ("triage", "triage2", "triage3", "triage_written")
+SETS = ("triage", "triage2", "triage3", "triage4", "triage_written")
 RULES_TUNED_ON = ("triage",)  # the rules (features here) were written on its dev slice: its out-of-fold precision flatters
 FOLDS = 5
 TARGET_PRECISION = 0.85  # out of fold: the held-out sets are expected to come out lower
@@ -166,8 +166,8 @@ def build() -> tuple[dict, list[dict], dict]:
     train_rows = [r for r in rows if r["part"] == "dev" and r["work"]]  # the scorer sees only turns that show work
     m = train(train_rows, names)
     shipped = {"_comment": "Written by scripts/train_triage.py (do not edit by hand): the Stop-hook triage's logistic "
-                           "regression (memindex/capture/score.py); trained on the dev slices of evalsets/triage, triage2 "
-                           "and triage3, evalsets/triage_written and LoCoMo's conversations 0-4 as sessions (the turns that "
+                           "regression (memindex/capture/score.py); trained on the dev slices of evalsets/triage, triage2, "
+                           "triage3 and triage4, evalsets/triage_written and LoCoMo's conversations 0-4 as sessions (the turns that "
                            "show software work), threshold by 5-fold cross-validation on those.",
                "enabled": True, "threshold": m["threshold"], "bias": m["bias"], "weights": m["weights"], "kinds": m["kinds"]}
     return shipped, rows, m

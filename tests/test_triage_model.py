@@ -31,7 +31,7 @@ def test_the_shipped_model_is_what_the_training_script_produces() -> None:
     assert set(shipped["weights"]) == set(rows[0]["x"])  # every feature the hook computes has its weight
     assert all(r["part"] == "dev" or r["set"] != "triage_written" for r in rows)
     held = {r["set"] for r in rows if r["part"] == "held-out"}
-    assert held == {"triage", "triage2", "triage3", "locomo"}  # every set keeps a slice the scorer never trained on
+    assert held == {"triage", "triage2", "triage3", "triage4", "locomo"}  # every set keeps a slice the scorer never trained on
     assert {r["group"] for r in rows if r["set"] == "locomo" and r["part"] == "dev"} == {f"locomo/c{c}" for c in range(5)}
     assert 0.3 <= shipped["threshold"] <= 0.9 and shipped["enabled"] is True
 
@@ -44,6 +44,18 @@ def test_cue_words_in_code_quotes_and_logs_are_not_the_speakers_words() -> None:
     assert plain["u_decision"] > 0
     assert fenced["u_decision"] == inline["u_decision"] == quoted["u_decision"] == 0
     assert fenced["u_code"] > 0.5 and plain["u_code"] == 0
+
+
+def test_a_fix_confirmed_and_a_cause_found_are_features_a_question_or_a_complaint_is_not() -> None:
+    fix = "Pointed `serial.port` at the by-id path and restarted the container."
+    confirmed = score.features(["all 23 devices back, thx"], [], [], fix, "zigbee2mqtt won't start", [], 0, 2)
+    assert confirmed["confirm"] == 1.0
+    for reply in ("still broken, thx", "all devices back?", "not back yet", "so what did you change in the config and why"):
+        assert score.features([reply], [], [], fix, "zigbee2mqtt won't start", [], 0, 2)["confirm"] == 0.0, reply
+    assert score.features(["all 23 devices back, thx"], [], [], "", "", [], 0, 0)["confirm"] == 0.0  # nothing was done before
+    cause = ["jackd wasn't getting realtime priority; added `@audio - rtprio 95` to limits.d."]
+    assert score.features(["constant xruns in jack"], cause, [], "", "", [], 1)["cause_fixed"] == 1.0
+    assert score.features(["constant xruns in jack"], ["Looking at the jack logs next."], [], "", "", [], 1)["cause_fixed"] == 0.0
 
 
 def test_questions_and_hypotheticals_score_lower_than_the_statement() -> None:

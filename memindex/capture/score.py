@@ -82,6 +82,14 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "done": (" done ", " added ", " updated ", " changed ", " wrote ", " created ", " removed ", " renamed ", " committed ",
              " merged ", " deployed ", " implemented ", " refactored "),
     "we": (" we ", " our ", " us ", " let's ", " we're ", " we'll ", " team "),
+    # the assistant says why something failed: a cause found is what a runbook or a limit keeps
+    "cause": (" because ", " caused ", " comes from ", " come from ", " was missing ", " wasn't ", " weren't ", " isn't ",
+              " doesn't ", " needs ", " wants ", " expects ", " requires ", " rejects ", " only accepts ", " the reason ",
+              " root cause ", " turned out ", " due to "),
+    # the user says it went well: what confirms a fix or a change that was just made
+    "ack": (" thx ", " thanks ", " thank you ", " running ", " back ", " live ", " looks right ", " looks good ", " zero ",
+            " all good ", " great ", " nice ", " perfect ", " works ", " worked ", " fixed ", " green ", " stable ",
+            " good ", " solved ", " no more ", " gone ", " clean ", " happy "),
 }
 # Words of software work: a turn that has none of them, no code, no tool call and no code-like
 # name (work_signs) is not coding work, and a project memory is never its answer (LoCoMo's
@@ -228,6 +236,11 @@ def features(user: list[str], assistant: list[str], tools: list[str], before: st
     f["error_fixed"] = f["u_error"] * f["a_runbook"]  # the user brings an error, the assistant's words fix it
     f["error_limit"] = f["u_error"] * f["a_constraint"]  # an error that turns out to be a limit
     f["pick"] = f["answer_short"] * max(f["b_decision"], f["b_hypothetical"])  # "try 2", "containers": a pick among options
+    f["b_done"] = min(_hits(b, "done"), 3) / 3
+    quiet = f["u_short"] and not (f["u_questions"] or f["u_error"] or f["u_negation"])  # short, no question, no complaint
+    # "jobs are running, thx" after a change the assistant made: a fix confirmed
+    f["confirm"] = 1.0 if quiet and f["u_ack"] and (f["b_done"] or calls_before) else 0.0
+    f["cause_fixed"] = 1.0 if f["a_cause"] and (f["a_done"] or calls) else 0.0  # why it failed, and what was changed
     f["tools"] = min(len(tools), 3) / 3
     t = prose("\n".join(tools))
     f["tools_pass"] = 1.0 if any(w in t for w in (" passed ", " ok ", " success", " built ", " 0 failed ", " green ")) else 0.0
