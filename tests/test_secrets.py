@@ -104,7 +104,8 @@ def test_ordinary_memories_are_not_flagged() -> None:
             flagged.append((path.name, found))
     assert flagged == []
     for text in ("password: required", "api_key: ${API_KEY}", "token=abc", "STRIPE_WEBHOOK_SECRET differs between staging and prod",
-                 "postgres://user:password@localhost/db", "the secret: keep-it-simple-stupid"):
+                 "postgres://user:password@localhost/db", "the secret: keep-it-simple-stupid",
+                 "a fare token: version(1) | account_id(8) | nonce(4)", "token=items[0]", "secret: get(key)"):
         assert find(text) == [], text
     assert redact_text("a <private>b</private>c")[0] == "a c"
 

@@ -32,6 +32,9 @@ from ..errors import SecretFound
 _DATA = os.path.join(DATA_DIR, "secret_patterns.json")
 _PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL)
 _PLACEHOLDER = re.compile(r"^(?:\$\{?|%|\{\{|<|\[|\*{3}|x{4}|\.{3})|(?:changeme|example|placeholder|your[_-]|redacted|dummy)", re.IGNORECASE)
+# a name and a bracketed part, `version(1)`, `get(key)`, `items[0]`: code or notation in prose
+# ("token: version(1) | account_id(8) ..."), not a generated credential
+_NOTATION = re.compile(r"^[A-Za-z_][A-Za-z_.]*[(\[][^()\[\]]*[)\]]$")
 _PATTERNS: list[tuple[str, str, bool, tuple[str, ...], re.Pattern[str]]] | None = None
 
 
@@ -48,8 +51,8 @@ def _patterns() -> list[tuple[str, str, bool, tuple[str, ...], re.Pattern[str]]]
 def looks_random(value: str) -> bool:
     """A credential's value rather than a word, a placeholder or a variable: at least 8
     characters, 3 bits of entropy per character, letters and a digit (or 20 characters of
-    three classes: lower, upper, digit, symbol)."""
-    if len(value) < 8 or _PLACEHOLDER.search(value):
+    three classes: lower, upper, digit, symbol); never a name followed by a bracketed part."""
+    if len(value) < 8 or _PLACEHOLDER.search(value) or _NOTATION.match(value):
         return False
     counts: dict[str, int] = {}
     for ch in value:
