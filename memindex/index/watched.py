@@ -29,9 +29,8 @@ import stat as stat_mod
 import sys
 import time
 
-from ..defaults import WATCH_ASK_BUDGET_S, WATCH_SOCKET_SUFFIX, WATCH_SYNC_WAIT_S
+from ..defaults import WATCH_ASK_BUDGET_S, WATCH_MARKER, WATCH_SOCKET_SUFFIX, WATCH_SYNC_WAIT_S
 from ..lean import dumps, loads
-from ..runtime import name_hash, runtime_dir, why_not_private
 from .db import meta_values
 from .fresh import folder_mtimes, is_current
 
@@ -41,6 +40,8 @@ REPLY_MAX = 4096
 
 def socket_path(root: str | os.PathLike[str]) -> str:
     """The watcher's socket for a memory root (one per root's real path)."""
+    from ..runtime import name_hash, runtime_dir
+
     real = os.path.realpath(os.fspath(root))
     return os.path.join(runtime_dir(), name_hash(real.encode("utf-8", "surrogateescape")) + WATCH_SOCKET_SUFFIX)
 
@@ -84,6 +85,8 @@ def _connect(path: str, deadline: float):
     """A socket connected to this user's watcher, or None (absent, stale, another user's,
     open to others, slow)."""
     import _socket
+
+    from ..runtime import why_not_private
 
     try:
         if why_not_private(os.path.dirname(path)):
@@ -178,4 +181,6 @@ def is_current_asking_watcher(conn, root: str | os.PathLike[str]) -> bool:
             return False
     except (ValueError, TypeError, RecursionError):
         return False
-    return vouches(conn, root) or is_current(conn, root)
+    if os.path.exists(os.path.join(root, WATCH_MARKER)) and vouches(conn, root):  # (no marker: no watcher to ask)
+        return True
+    return is_current(conn, root)

@@ -192,6 +192,7 @@ class Watcher(EventIntake):
             errors=self.errors,
             uptime_s=round(time.monotonic() - self._started_at, 1),
             **({"poll": cost} if cost else {}),
+            **({"answers": self.answerer.answers} if self.answerer else {}),
         )
         return not self.failed
 
