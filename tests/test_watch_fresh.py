@@ -238,6 +238,33 @@ def test_a_starting_watcher_and_a_linked_memory_are_not_vouched_for(
     assert counted.fallbacks >= 1
 
 
+def test_a_memory_with_another_hard_link_is_not_vouched_for(tmp_path: Path, runtime: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Written through its other name (outside the watched folders), a hard-linked memory
+    raises no event where the watcher looks: while one exists, readers stat. (Making the
+    link raises no event in a watched folder either: the watcher finds links when it
+    lists the folders, at each full sync; docs/watch.md says so.)"""
+    root, path = settled_store(tmp_path, monkeypatch)
+    with Running(root) as run:
+        run.settle()
+        answerer = run.watcher.answerer
+        assert answerer.answer(gen_of(root))["fresh"] is True
+        other = tmp_path / "backup-db.json"
+        os.link(path, other)
+        (root / "decisions" / "db.json.tmp").write_text("x")  # an editor's temporary file...
+        os.replace(root / "decisions" / "db.json.tmp", root / "decisions" / "new.json")  # ...renamed: a full sync
+        wait_for(lambda: answerer.linked, what="the hard link to be seen")
+        assert "link" in answerer.answer(gen_of(root))["why"]
+        counted = Passes(monkeypatch)
+        rewrite_in_place(other, "alpha", "gamma")
+        assert hits(root, "gamma") == ["decisions/db.json"]
+        assert counted.fallbacks >= 1
+        os.unlink(other)
+        rewrite_in_place(path, "gamma", "delta")  # a targeted sync looks at the file again
+        wait_for(lambda: not answerer.linked, what="the link to go")
+        run.settle()
+        assert answerer.answer(gen_of(root))["fresh"] is True
+
+
 def test_an_index_written_elsewhere_is_checked_then_adopted(tmp_path: Path, runtime: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root, _ = settled_store(tmp_path, monkeypatch)
     with Running(root) as run:

@@ -236,39 +236,53 @@ class Answerer:
             self.generation = gen
 
     def _look_for_links(self, full: bool, paths: list[str]) -> None:
-        """Symbolic links, and files with other hard links: a change made through another
-        name raises no event in the watched folders, so while any is there readers make
-        their own stat pass. A full sync lists the folders (one stat per file, here); a
-        targeted one looks at its files."""
+        """Memory files and category folders whose changes may raise no event in the
+        watched folders: symbolic links and files with other hard links (a change made
+        through another name), and anything on another file system than the root (a
+        mount whose changes may come from elsewhere). While any is there, readers make
+        their own stat pass. A full sync lists the folders (one lstat per memory file,
+        here, not in readers); a targeted one looks at its own files."""
         from ..defaults import FOLDERS
+        from .events import is_memory_name
 
         root = self.watcher._root_s
-        if full:
-            linked = set()
-            for folder in FOLDERS:
-                path = os.path.join(root, folder)
-                if os.path.islink(path):
-                    linked.add(folder)
-                    continue
+        try:
+            dev = os.lstat(root).st_dev
+        except OSError:
+            return
+        if not full:
+            for rel in paths:
                 try:
-                    with os.scandir(path) as entries:
-                        for e in entries:
+                    self._note(rel, os.lstat(os.path.join(root, rel)), dev)
+                except OSError:
+                    self.linked.discard(rel)
+            return
+        self.linked = set()
+        for folder in FOLDERS:
+            path = os.path.join(root, folder)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if stat_mod.S_ISLNK(st.st_mode) or st.st_dev != dev:
+                self.linked.add(folder)
+                continue
+            try:
+                with os.scandir(path) as entries:
+                    for e in entries:
+                        if is_memory_name(e.name):
                             try:
-                                if e.is_symlink() or (e.is_file(follow_symlinks=False) and e.stat(follow_symlinks=False).st_nlink > 1):
-                                    linked.add(f"{folder}/{e.name}")
+                                self._note(f"{folder}/{e.name}", e.stat(follow_symlinks=False), dev)
                             except OSError:
                                 pass
-                except OSError:
-                    pass
-            self.linked = linked
-            return
-        for rel in paths:
-            try:
-                st = os.lstat(os.path.join(root, rel))
-                bad = stat_mod.S_ISLNK(st.st_mode) or st.st_nlink > 1
             except OSError:
-                bad = False
-            (self.linked.add if bad else self.linked.discard)(rel)
+                pass
+
+    def _note(self, rel: str, st: os.stat_result, dev: int) -> None:
+        if stat_mod.S_ISLNK(st.st_mode) or st.st_nlink > 1 or st.st_dev != dev:
+            self.linked.add(rel)
+        else:
+            self.linked.discard(rel)
 
     def why_not(self) -> str | None:
         """Why the watcher cannot vouch for the index now (None: it can, once drained)."""
@@ -282,7 +296,7 @@ class Answerer:
         if not w._observer_alive():
             return "the observer stopped"
         if self.linked:
-            return f"{sorted(self.linked)[0]} is a link: its changes may raise no event here"
+            return f"{sorted(self.linked)[0]} is a link or on another file system: its changes may raise no event here"
         if not self.still_ours():
             return "its socket was replaced"
         return None
