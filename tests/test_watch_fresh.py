@@ -149,6 +149,11 @@ def test_a_write_just_before_the_query_is_seen(tmp_path: Path, runtime: Path, mo
             old, new = words[(i - 1) % len(words)], words[i % len(words)]
             rewrite_in_place(path, old, new)
             assert hits(root, new) == ["decisions/db.json"], (i, new)
+            if i % 4 == 0:  # and a new file (the folder's mtime moves: the watcher makes a full sync)
+                fresh_id = f"new{i}"
+                (root / "decisions" / f"{fresh_id}.json").write_text(
+                    path.read_text().replace('"db"', f'"{fresh_id}"').replace(new, f"zeta{i}x"))
+                assert hits(root, f"zeta{i}x") == [f"decisions/{fresh_id}.json"]
         assert run.watcher.answerer.answers["waited"] >= 1
 
 

@@ -46,14 +46,11 @@ def socket_path(root: str | os.PathLike[str]) -> str:
     return os.path.join(runtime_dir(), name_hash(real.encode("utf-8", "surrogateescape")) + WATCH_SOCKET_SUFFIX)
 
 
-def generation(conn, cached: bool = True) -> list[object]:
+def generation(conn) -> list[object]:
     """What identifies the index's state: every sync writes `last_sync_ns` (a full one) or
-    `last_write_ns` (some files), a rebuild a new `build_id`. `cached`: as the reader read
-    the meta table on opening; else read again (after a sync the watcher ran for us)."""
-    if cached:
-        meta = meta_values(conn, GENERATION_KEYS)
-    else:
-        meta = meta_values(_Uncached(conn), GENERATION_KEYS)
+    `last_write_ns` (some files), a rebuild a new `build_id` (as the reader read the meta
+    table on opening)."""
+    meta = meta_values(conn, GENERATION_KEYS)
     return [meta.get(k) for k in GENERATION_KEYS]
 
 
@@ -153,9 +150,12 @@ def ask(root: str | os.PathLike[str], gen: list[object], wait: bool = True,
         return None
 
 
-def vouches(conn, root: str | os.PathLike[str]) -> bool:
+def vouches(conn, root: str | os.PathLike[str], folders: dict[str, int] | None = None) -> bool:
     """Does the root's watcher say that the index this connection reads holds every file
-    as it is? False when no watcher answers, or it answers anything but that."""
+    as it is? False when no watcher answers, or it answers anything but that. `folders`
+    (the category folders' mtimes now), when the index's differ: files were added,
+    removed or renamed, which the watcher syncs (a full sync); the answer then counts
+    only if that sync recorded these folders."""
     try:
         gen = generation(conn)
     except (ValueError, TypeError, RecursionError):
@@ -163,24 +163,27 @@ def vouches(conn, root: str | os.PathLike[str]) -> bool:
     reply = ask(root, gen)
     if reply is None or reply.get("fresh") is not True:
         return False
-    if reply.get("gen") == gen:
+    if reply.get("gen") == gen and folders is None:
         return True
     try:  # the watcher synced for us: the connection's next statements read that state
-        return reply.get("gen") == generation(conn, cached=False)
+        now = meta_values(_Uncached(conn), GENERATION_KEYS + ("folder_mtimes",))
     except Exception:
         return False
+    return reply.get("gen") == [now.get(k) for k in GENERATION_KEYS] and (
+        folders is None or now.get("folder_mtimes") == folders)
 
 
 def is_current_asking_watcher(conn, root: str | os.PathLike[str]) -> bool:
-    """`fresh.is_current` for `search`, `explain` and `status`: the category folders as the
-    last full sync saw them (six stats), then the root's watcher when one runs on inotify
-    (O(1), `vouches`), else the stat pass. The racy window is not waited out when the
-    watcher answers: a write after a sync read a file queued an event it has seen."""
+    """`fresh.is_current` for `search`, `explain` and `status`: O(1) when the root's watcher
+    runs on inotify (`vouches`), else the folders (six stats) and the stat pass. The racy
+    window is not waited out when the watcher answers: a write after a sync read a file
+    queued an event it has seen. Files added or removed (the folders moved): the watcher
+    syncs them once for every reader, rather than each reader syncing."""
     try:
-        if meta_values(conn, ("folder_mtimes",)).get("folder_mtimes") != folder_mtimes(root):
-            return False
+        stored = meta_values(conn, ("folder_mtimes",)).get("folder_mtimes")
     except (ValueError, TypeError, RecursionError):
         return False
-    if os.path.exists(os.path.join(root, WATCH_MARKER)) and vouches(conn, root):  # (no marker: no watcher to ask)
-        return True
-    return is_current(conn, root)
+    folders = folder_mtimes(root)
+    if os.path.exists(os.path.join(root, WATCH_MARKER)) and vouches(conn, root, None if stored == folders else folders):
+        return True  # (no marker: no watcher to ask)
+    return stored == folders and is_current(conn, root)
