@@ -13,13 +13,13 @@ runtime folder; a peer of another uid is not answered). For each question it:
    has then been handed to the watcher (a queue overflow, a lost event: no sentinel, or a
    full sync queued; either way "unknown");
 3. answers "fresh" with its generation only when every change it was handed up to the
-   sentinel has been synced and committed (`Watcher.seq == Watcher.done_seq`); when the
+   sentinel has been synced and committed (`Watcher.seq == Answerer.done_seq`); when the
    reader may wait, it first sends "wait", syncs what is pending at once (no debounce) and
    answers after the commit, within WATCH_SYNC_WAIT_S.
 
 A reader whose index generation differs (another process synced, the file was replaced)
 makes its stat pass; the watcher then checks that index itself in the background
-(`Watcher.adopt_generation`) so that the next question is answered again.
+(`Answerer.adopt`) so that the next question is answered again.
 """
 
 from __future__ import annotations
@@ -71,9 +71,11 @@ class Answerer:
         self.answers = {"fresh": 0, "unknown": 0, "waited": 0}
         self.done_seq = 0  # the intake's `seq` that the last committed sync covered
         self.generation: list[object] | None = None  # the index's generation that sync left
+        self._ours: list[object] = []  # the last generations our syncs left (a reader may hold one)
         self.linked: set[str] = set()  # memory files or folders whose changes may raise no event here
         self.expedite = False  # a reader waits: sync what is pending now, not after the debounce
         self.adopt_due = False
+        self.adoptions = 0  # checks of an index another process wrote (a stat pass each, here)
         self._next_adopt = 0.0
         self._synced = threading.Condition()
         self._count = itertools.count(1)
@@ -186,6 +188,7 @@ class Answerer:
         gen = _read_generation(self.watcher.root)
         with self._synced:
             self.generation = gen
+            self._ours = [gen, *self._ours[:7]]
             self.done_seq = max(self.done_seq, seq)
             self.expedite = False
             self._synced.notify_all()
@@ -218,6 +221,7 @@ class Answerer:
         from .. import index
 
         self.adopt_due = False
+        self.adoptions += 1
         try:
             conn = index.open_reader(self.watcher.root)
         except Exception:
@@ -234,6 +238,7 @@ class Answerer:
             return
         with self._synced:  # (syncs run on this thread too: none ran meanwhile)
             self.generation = gen
+            self._ours = [gen, *self._ours[:7]]
 
     def _look_for_links(self, full: bool, paths: list[str]) -> None:
         """Memory files and category folders whose changes may raise no event in the
@@ -329,8 +334,8 @@ class Answerer:
             mine = self.generation
         if mine is None:
             return {"fresh": False, "why": "no generation yet"}
-        if gen != mine:
-            self.adopt_generation()  # in case the reader's index is not the one we synced
+        if gen not in self._ours:
+            self.adopt_generation()  # not an index we synced: another process wrote it, or it was replaced
         return {"fresh": True, "gen": mine}
 
     def _drain(self) -> bool:
