@@ -83,6 +83,14 @@ def hits(root: Path, word: str) -> list[str]:
     return [h.path for h in search_hits(str(root), Config(), word)]
 
 
+def current(root: Path) -> bool:
+    conn = index.open_reader(root)
+    try:
+        return watched.is_current_asking_watcher(conn, root)
+    finally:
+        conn.close()
+
+
 def gen_of(root: Path) -> list:
     conn = index.open_reader(root)
     try:
@@ -122,20 +130,12 @@ def test_the_watchers_answer_costs_no_stat_per_file(tmp_path: Path, runtime: Pat
         sync(root, Config())
     with monkeypatch.context() as patch:  # without a watcher: the folders listed, each file stat-ed
         counted = Passes(patch)
-        conn = index.open_reader(root)
-        try:
-            assert watched.is_current_asking_watcher(conn, root)
-        finally:
-            conn.close()
+        assert current(root)
     assert counted.passes == 1 and len(counted.scans) >= 2
     with Running(root) as run:
         run.settle()
         counted = Passes(monkeypatch)
-        conn = index.open_reader(root)
-        try:
-            assert watched.is_current_asking_watcher(conn, root)
-        finally:
-            conn.close()
+        assert current(root)
     assert (counted.fallbacks, counted.passes, counted.json_stats, counted.scans) == (0, 0, 0, [])
 
 

@@ -36,7 +36,7 @@ from ..defaults import WATCH_SENTINEL_WAIT_S, WATCH_SYNC_WAIT_S
 from ..errors import UnsafeFile
 from ..index import watched
 from ..lean import dumps, loads
-from ..runtime import private_dir
+from ..runtime import listen_private, private_dir
 from ..store import rootfs
 
 REQUEST_MAX = 4096
@@ -91,24 +91,9 @@ class Answerer:
         root's marker) and answer on a thread. Raises OSError or UnsafeFile."""
         private_dir(create=True)
         path = watched.socket_path(self.watcher.root)
-        try:
-            st = os.lstat(path)
-            if not stat_mod.S_ISSOCK(st.st_mode) or st.st_uid != os.geteuid():
-                raise UnsafeFile(path, "is not a socket of this user")
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old = os.umask(0o177)  # created 0600: no instant where others may connect
-        try:
-            sock.bind(path)
-        finally:
-            os.umask(old)
-        os.chmod(path, 0o600)
-        sock.listen(BACKLOG)
+        sock, ident = listen_private(path, BACKLOG)
         sock.settimeout(TICK_S)
-        st = os.lstat(path)
-        self.sock, self.path, self.ident = sock, path, (st.st_dev, st.st_ino)
+        self.sock, self.path, self.ident = sock, path, ident
         self._thread = threading.Thread(target=self._serve, name="memindex-watch-answer", daemon=True)
         self._thread.start()
         return path
