@@ -208,6 +208,7 @@ def _prune(folder: str) -> None:
 def _strings(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
+
 def listen_private(path: str, backlog: int):
     """A Unix socket listening at `path` in this user's private runtime folder (mode 0600
     from its creation), for a process holding the root's marker: any socket of this user
