@@ -29,7 +29,14 @@ import stat as stat_mod
 import sys
 import time
 
-from ..defaults import WATCH_ASK_BUDGET_S, WATCH_MARKER, WATCH_SOCKET_SUFFIX, WATCH_SYNC_WAIT_S
+from ..defaults import (
+    WATCH_ASK_BUDGET_MAX_S,
+    WATCH_ASK_BUDGET_S,
+    WATCH_ASK_PER_FILE_S,
+    WATCH_MARKER,
+    WATCH_SOCKET_SUFFIX,
+    WATCH_SYNC_WAIT_S,
+)
 from ..lean import dumps, loads
 from .db import meta_values
 from .fresh import folder_mtimes, is_current
@@ -126,6 +133,16 @@ def _line(sock, buf: bytearray, deadline: float) -> dict | None:
     return reply if isinstance(reply, dict) and reply.get("ok") is True else None
 
 
+def budget(files: object) -> float:
+    """How long a reader waits for the watcher's answer: longer on a larger store, where
+    the stat pass it would make instead costs more."""
+    try:
+        per_file = float(files) * WATCH_ASK_PER_FILE_S  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        per_file = 0.0
+    return min(max(WATCH_ASK_BUDGET_S, per_file), WATCH_ASK_BUDGET_MAX_S)
+
+
 def ask(root: str | os.PathLike[str], gen: list[object], wait: bool = True,
         budget_s: float = WATCH_ASK_BUDGET_S, wait_s: float = WATCH_SYNC_WAIT_S) -> dict | None:
     """The watcher's answer (a dict with "fresh"), or None when no watcher of this user
@@ -138,7 +155,8 @@ def ask(root: str | os.PathLike[str], gen: list[object], wait: bool = True,
             return None
         try:
             sock.settimeout(max(deadline - time.monotonic(), 0.001))
-            sock.sendall(dumps({"op": "fresh", "gen": gen, "wait": bool(wait)}).encode() + b"\n")
+            left_ms = round((deadline - time.monotonic()) * 1000)  # the watcher waits for its sentinel at most this
+            sock.sendall(dumps({"op": "fresh", "gen": gen, "wait": bool(wait), "budget_ms": left_ms}).encode() + b"\n")
             buf = bytearray()
             reply = _line(sock, buf, deadline)
             if reply is not None and reply.get("wait") is True and wait:
@@ -158,9 +176,10 @@ def vouches(conn, root: str | os.PathLike[str], folders: dict[str, int] | None =
     only if that sync recorded these folders."""
     try:
         gen = generation(conn)
+        files = meta_values(conn, ("doc_count",)).get("doc_count")
     except (ValueError, TypeError, RecursionError):
         return False
-    reply = ask(root, gen)
+    reply = ask(root, gen, budget_s=budget(files))
     if reply is None or reply.get("fresh") is not True:
         return False
     if reply.get("gen") == gen and folders is None:

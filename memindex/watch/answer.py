@@ -8,7 +8,7 @@ runtime folder; a peer of another uid is not answered). For each question it:
    it is not stopping, and (unless the reader may wait) nothing is pending;
 2. creates and removes a sentinel file in the root (`.watch.<pid>.<n>.tmp`: a derived
    file's pattern, so git ignores it; sync never reads the root's own files) and waits up to
-   WATCH_SENTINEL_WAIT_S for that file's event to come through its observer: inotify keeps
+   the reader's budget for that file's event to come through its observer: inotify keeps
    one queue per instance, in order, so every event the kernel queued before the question
    has then been handed to the watcher (a queue overflow, a lost event: no sentinel, or a
    full sync queued; either way "unknown");
@@ -32,7 +32,7 @@ import threading
 import time
 from typing import Any
 
-from ..defaults import WATCH_SENTINEL_WAIT_S, WATCH_SYNC_WAIT_S
+from ..defaults import WATCH_ASK_BUDGET_MAX_S, WATCH_ASK_BUDGET_S, WATCH_SYNC_WAIT_S
 from ..errors import UnsafeFile
 from ..index import watched
 from ..lean import dumps, loads
@@ -160,7 +160,8 @@ class Answerer:
         if not isinstance(request, dict) or request.get("op") != "fresh":
             return _send(conn, {"ok": False, "error": "unknown request"})
         conn.settimeout(WATCH_SYNC_WAIT_S + 1.0)
-        reply = self.answer(request.get("gen"), bool(request.get("wait")), lambda: _send(conn, {"ok": True, "wait": True}))
+        reply = self.answer(request.get("gen"), bool(request.get("wait")), lambda: _send(conn, {"ok": True, "wait": True}),
+                            _sentinel_wait(request.get("budget_ms")))
         self.answers["fresh" if reply.get("fresh") else "unknown"] += 1
         _send(conn, {"ok": True, **reply})
 
@@ -293,15 +294,17 @@ class Answerer:
 
     # -- the answer ---------------------------------------------------------------------------
 
-    def answer(self, gen: object, wait: bool = False, waiting: Any = None) -> dict[str, Any]:
-        """{"fresh": True, "gen": G} or {"fresh": False, "why": ...} (see the module)."""
+    def answer(self, gen: object, wait: bool = False, waiting: Any = None,
+               sentinel_s: float = WATCH_ASK_BUDGET_S) -> dict[str, Any]:
+        """{"fresh": True, "gen": G} or {"fresh": False, "why": ...} (see the module):
+        `sentinel_s`, how long to wait for the sentinel (the reader's budget)."""
         w = self.watcher
         why = self.why_not()
         if why:
             return {"fresh": False, "why": why}
         if not wait and w.seq != self.done_seq:
             return {"fresh": False, "why": "changes not synced yet"}
-        if not self._drain():
+        if not self._drain(sentinel_s):
             return {"fresh": False, "why": "the sentinel's event did not come through in time"}
         seen = w.seq  # every change queued before the question is counted in here
         if self.done_seq < seen:
@@ -323,7 +326,7 @@ class Answerer:
             self.adopt_generation()  # not an index we synced: another process wrote it, or it was replaced
         return {"fresh": True, "gen": mine}
 
-    def _drain(self) -> bool:
+    def _drain(self, timeout: float) -> bool:
         """Create and remove a sentinel in the root; True once its event came through."""
         path = f"{self.prefix}{next(self._count)}.tmp"
         arrived = threading.Event()
@@ -332,7 +335,7 @@ class Answerer:
         try:
             os.close(rootfs.open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL))  # a new name: never an existing file
             os.unlink(path)
-            return arrived.wait(WATCH_SENTINEL_WAIT_S)
+            return arrived.wait(timeout)
         except (OSError, UnsafeFile):
             return False
         finally:
@@ -349,6 +352,17 @@ class Answerer:
         if arrived is not None:
             arrived.set()
         return True
+
+
+def _sentinel_wait(budget_ms: object) -> float:
+    """The reader's remaining budget, less a margin for the answer's way back."""
+    try:
+        seconds = float(budget_ms) / 1000.0  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        seconds = WATCH_ASK_BUDGET_S
+    if seconds != seconds:  # NaN
+        seconds = WATCH_ASK_BUDGET_S
+    return min(max(seconds - 0.005, 0.005), WATCH_ASK_BUDGET_MAX_S)
 
 
 def _read_generation(root: Any) -> list[object] | None:
