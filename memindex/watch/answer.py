@@ -42,7 +42,7 @@ from ..store import rootfs
 REQUEST_MAX = 4096
 CONN_DEADLINE_S = 0.5  # a connection that has not asked within this is closed
 BACKLOG = 16
-TICK_S = 0.25  # the accept loop looks at the stop flag this often
+TICK_S = 0.25  # after a failed accept (too many open files), wait this long
 
 
 def listen(watcher: Any) -> "Answerer | None":
@@ -91,8 +91,7 @@ class Answerer:
         root's marker) and answer on a thread. Raises OSError or UnsafeFile."""
         private_dir(create=True)
         path = watched.socket_path(self.watcher.root)
-        sock, ident = listen_private(path, BACKLOG)
-        sock.settimeout(TICK_S)
+        sock, ident = listen_private(path, BACKLOG)  # accept blocks: no wake-ups while idle (`stop` shuts it down)
         self.sock, self.path, self.ident = sock, path, ident
         self._thread = threading.Thread(target=self._serve, name="memindex-watch-answer", daemon=True)
         self._thread.start()
@@ -101,8 +100,13 @@ class Answerer:
     def stop(self) -> None:
         """Stop answering; remove the socket if it is still ours."""
         self._stop.set()
+        if self.sock is not None:
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept
+            except OSError:
+                pass
         if self._thread is not None:
-            self._thread.join(2 * TICK_S + CONN_DEADLINE_S)
+            self._thread.join(1.0 + CONN_DEADLINE_S)
         if self.sock is not None:
             try:
                 st = os.lstat(self.path or "")
@@ -124,12 +128,10 @@ class Answerer:
         while not self._stop.is_set():
             try:
                 conn, _ = self.sock.accept()  # type: ignore[union-attr]
-            except (TimeoutError, socket.timeout):
-                continue
             except OSError:
                 if self._stop.is_set():
                     return
-                time.sleep(TICK_S)
+                time.sleep(TICK_S)  # (EMFILE and the like: not a busy loop)
                 continue
             try:
                 self._handle(conn)
