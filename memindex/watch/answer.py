@@ -246,11 +246,13 @@ class Answerer:
         if not full:
             for rel in paths:
                 try:
-                    self._note(rel, os.lstat(os.path.join(root, rel)), dev)
+                    st = os.lstat(os.path.join(root, rel))
                 except OSError:
                     self.linked.discard(rel)
+                    continue
+                (self.linked.add if _linked(st, dev) else self.linked.discard)(rel)
             return
-        self.linked = set()
+        linked = set()  # (built apart, then swapped in: an answer meanwhile sees the old set whole)
         for folder in FOLDERS:
             path = os.path.join(root, folder)
             try:
@@ -258,24 +260,20 @@ class Answerer:
             except OSError:
                 continue
             if stat_mod.S_ISLNK(st.st_mode) or st.st_dev != dev:
-                self.linked.add(folder)
+                linked.add(folder)
                 continue
             try:
                 with os.scandir(path) as entries:
                     for e in entries:
                         if is_memory_name(e.name):
                             try:
-                                self._note(f"{folder}/{e.name}", e.stat(follow_symlinks=False), dev)
+                                if _linked(e.stat(follow_symlinks=False), dev):
+                                    linked.add(f"{folder}/{e.name}")
                             except OSError:
                                 pass
             except OSError:
                 pass
-
-    def _note(self, rel: str, st: os.stat_result, dev: int) -> None:
-        if stat_mod.S_ISLNK(st.st_mode) or st.st_nlink > 1 or st.st_dev != dev:
-            self.linked.add(rel)
-        else:
-            self.linked.discard(rel)
+        self.linked = linked
 
     def why_not(self) -> str | None:
         """Why the watcher cannot vouch for the index now (None: it can, once drained)."""
@@ -354,6 +352,10 @@ class Answerer:
         if arrived is not None:
             arrived.set()
         return True
+
+
+def _linked(st: os.stat_result, dev: int) -> bool:
+    return stat_mod.S_ISLNK(st.st_mode) or st.st_nlink > 1 or st.st_dev != dev
 
 
 def _sentinel_wait(budget_ms: object) -> float:
