@@ -25,7 +25,7 @@ from memindex.index.sync import sync
 from memindex.policy.recall import search_hits
 
 from conftest import cli_cmd, cli_env
-from test_freshness import forge_same_stat, last_sync, rewrite_in_place, settled_store  # noqa: F401
+from test_freshness import forge_same_stat, rewrite_in_place, settled_store
 from test_watch import Running
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
