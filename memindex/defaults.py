@@ -229,6 +229,12 @@ RETRY_MAX_S = 30.0  # a failing sync is retried after a doubling delay, at most 
 POLL_CPU_BUDGET = 0.01  # a poll scan may use at most this share of one core...
 POLL_WALL_BUDGET = 0.10  # ...and take at most this share of the time (slow network stats)
 POLL_DEBOUNCE_S = 0.05  # polled events come all at once, once per scan: no need to wait long
+# `search` asks a running watcher instead of stat-ing every file (memindex.index.watched)
+WATCH_SOCKET_SUFFIX = ".watch.sock"  # <runtime dir>/<hash of the root>.watch.sock
+WATCH_ASK_BUDGET_S = 0.05  # the whole question (connect, sentinel, answer), at least; then the stat pass...
+WATCH_ASK_PER_FILE_S = 2e-6  # ...or longer on a large store, where the stat pass it saves costs more
+WATCH_ASK_BUDGET_MAX_S = 0.5  # (2-3 us a file on this machine's CPython, 3-6 under load)
+WATCH_SYNC_WAIT_S = 1.0  # a reader waits this long for the watcher to sync changes it had pending
 # File systems where inotify (or the platform's native API) misses changes made elsewhere:
 # on the Windows side of WSL, on another machine, on the host of a VM or container.
 POLLING_FS: dict[str, str] = {

@@ -99,7 +99,9 @@ Six parts:
   watcher) until its periodic sync has run; same-size edits and new files in the second of
   the last sync on a loop-mounted ext2 with 1 s timestamps (skipped where `mount -o loop`
   is not allowed); spawn guards, the last-sync stamp and file mtimes a day in the future
-  (a clock stepped back). Target: 0 missed memories.
+  (a clock stepped back); in-place writers (same-size edits with their mtime put back
+  among them) and new files with `memindex watch` running, `search` asking it (O(1)).
+  Target: 0 missed memories.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Counts, index size, last sync, staleness."""
     from .. import index
     from ..index import health
-    from ..index import reads
+    from ..index import reads, watched
     from ..store.files import refusals, walk
     from ..store.marker import watcher_pid
     from .main import EXIT_NO_INDEX
@@ -47,7 +47,7 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
         meta = index.get_meta(conn)
         invalid = reads.invalid_files(conn)
         changed, gone = 0, 0
-        if not index.is_current(conn, root):  # one stat per file; the walk and diff only when one moved
+        if not watched.is_current_asking_watcher(conn, root):  # the watcher, or one stat per file; the walk only when one moved
             from ..index.sync import pending
 
             changed, gone = pending(root, conn)

@@ -1,6 +1,7 @@
 """A reader that answers from the files as they are: the index as it is, or after an
 incremental sync when a file changed (`index.is_current`: the folders, the racy files of the
-last sync, and one stat of every memory file, so an edit in place is seen too).
+last sync, and one stat of every memory file, so an edit in place is seen too; or one
+question to the root's running watcher, `watched.is_current_asking_watcher`).
 `memindex search`, `explain` and `candidate` read through it; a fresh index costs them no
 import of the writer side."""
 
@@ -13,6 +14,7 @@ import os
 from .. import index
 from ..config import Config
 from ..errors import IndexUnavailable, LockTimeout
+from .watched import is_current_asking_watcher
 
 
 def open_fresh_reader(root: str | os.PathLike[str], cfg: Config, allow_sync: bool = True) -> sqlite3.Connection:
@@ -24,7 +26,7 @@ def open_fresh_reader(root: str | os.PathLike[str], cfg: Config, allow_sync: boo
     conn = None
     try:
         conn = index.open_reader(root)
-        if index.is_current(conn, root):
+        if is_current_asking_watcher(conn, root):
             return conn
     except IndexUnavailable:
         pass

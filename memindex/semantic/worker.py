@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import stat as stat_mod
 import sys
 import threading
 import time
@@ -31,6 +30,7 @@ from collections import OrderedDict
 from typing import Any, Callable
 
 from ..defaults import SERVE_MARKER
+from ..runtime import listen_private
 from . import client
 from .matrix import VectorSource
 from .model import load as load_model
@@ -86,33 +86,14 @@ class Worker:
 
     def bind(self) -> str:
         """Listen on the root's socket (mode 0600, in the checked private folder)."""
-        import socket
-
         client.private_dir(create=True)
         moved = client.squatted()
         if moved:  # another user took the shared folder's name first: the worker runs anyway
             print(f"memindex serve: {moved}", file=sys.stderr, flush=True)
         path = client.socket_path(self.root)
-        try:  # holding the marker, any socket here is a dead worker's
-            st = os.lstat(path)
-            if not stat_mod.S_ISSOCK(st.st_mode) or st.st_uid != os.geteuid():
-                from ..errors import UnsafeFile
-
-                raise UnsafeFile(path, "is not a socket of this user")
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old = os.umask(0o177)  # created 0600: no instant where others may connect
-        try:
-            sock.bind(path)
-        finally:
-            os.umask(old)
-        os.chmod(path, 0o600)
-        sock.listen(BACKLOG)
+        sock, ident = listen_private(path, BACKLOG)  # holding the marker, any socket here is a dead worker's
         sock.settimeout(TICK_S)
-        st = os.lstat(path)
-        self.sock, self.path, self.ident = sock, path, (st.st_dev, st.st_ino)
+        self.sock, self.path, self.ident = sock, path, ident
         return path
 
     def serve(self, marker: Any = None) -> str:

@@ -38,6 +38,7 @@ class Batch:
     full: bool = False
     events: int = 0
     triggers: set[str] = field(default_factory=set)
+    seq: int = 0  # the intake's count of changes when the last one joined this batch
 
 
 class Handler:
@@ -82,11 +83,16 @@ class EventIntake:
         self._check_now = False
         self._reload_config = False
         self._bridge: logging.Handler | None = None
+        self.seq = 0  # changes queued so far (a reader's "fresh" needs them all synced)
+        self.answerer: Any = None  # memindex.watch.answer.Answerer, when readers may ask
 
     def on_event(self, event: Any) -> None:
         etype = event.event_type
         if etype in _IGNORED_EVENT_TYPES:
             return
+        answerer = self.answerer
+        if answerer is not None and answerer.is_sentinel(os.fsdecode(event.src_path)):
+            return  # our own question to the observer (memindex.watch.answer)
         is_dir = bool(event.is_directory)
         for path in (event.src_path, getattr(event, "dest_path", "")):
             if path:
@@ -130,6 +136,8 @@ class EventIntake:
             batch.triggers.add(trigger)
             if rel is not None:
                 batch.paths.add(rel)
+            self.seq += 1
+            batch.seq = self.seq
         if fresh:
             self._wake.set()
 
@@ -145,6 +153,7 @@ class EventIntake:
                 pending.events += batch.events
                 pending.triggers |= batch.triggers
                 pending.first = min(pending.first, batch.first)
+                pending.seq = max(pending.seq, batch.seq)
             pending.triggers.add("retry")
 
     def _flag_check(self) -> None:

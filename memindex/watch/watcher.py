@@ -44,6 +44,7 @@ from ..defaults import (
     WAIT_SLICE_S,
 )
 from ..errors import WatcherRunning
+from .answer import listen
 from .events import Batch, EventIntake, Handler, event_filter
 from ..store.marker import Marker, pid_alive
 from .mounts import needs_polling
@@ -168,6 +169,7 @@ class Watcher(EventIntake):
             self._announced = True
             if self._early_cost is not None:
                 self._on_poll_cost(self._early_cost)
+            self.answerer = listen(self)  # readers ask us instead of stat-ing every file
             now = time.monotonic()
             self._sync(Batch(first=now, last=now, full=True, triggers={"start"}))
             self.started.set()
@@ -176,6 +178,8 @@ class Watcher(EventIntake):
                 self._step()
         finally:
             self.started.set()
+            if self.answerer is not None:
+                self.answerer.stop()
             self._unbridge_watchdog_log()
             self._stop_observer()
             self.marker.release()
@@ -188,6 +192,7 @@ class Watcher(EventIntake):
             errors=self.errors,
             uptime_s=round(time.monotonic() - self._started_at, 1),
             **({"poll": cost} if cost else {}),
+            **({"answers": self.answerer.answers} if self.answerer else {}),
         )
         return not self.failed
 
@@ -274,16 +279,19 @@ class Watcher(EventIntake):
 
     # -- main loop ---------------------------------------------------------------------------
 
-    def _due(self, batch: Batch) -> float:
+    def _due(self, batch: Batch, answerer: Any = None) -> float:
+        if answerer is not None and answerer.expedite:  # a reader waits for it
+            return self._not_before
         return max(min(batch.last + self.debounce, batch.first + self.max_delay), self._not_before)
 
     def _step(self) -> None:
         now = time.monotonic()
         with self._lock:
             batch = self._pending
+        answerer = self.answerer
         wait = min(WAIT_SLICE_S, self._next_check - now)
         if batch is not None:
-            wait = min(wait, self._due(batch) - now)
+            wait = min(wait, self._due(batch, answerer) - now)
         if wait > 0:
             self._wake.wait(wait)
             self._wake.clear()
@@ -294,9 +302,11 @@ class Watcher(EventIntake):
             self._periodic_check()
             if self._stop_reason is not None:
                 return
+        if answerer is not None and answerer.adopt_due:
+            answerer.adopt()
         with self._lock:
             batch = self._pending
-            if batch is not None and now >= self._due(batch):
+            if batch is not None and now >= self._due(batch, answerer):
                 self._pending = None
             else:
                 batch = None
@@ -390,6 +400,8 @@ class Watcher(EventIntake):
         self._backoff = 0.0
         self._not_before = 0.0
         self.syncs += 1
+        if self.answerer is not None:
+            self.answerer.synced(batch.seq, full, paths)
         shown = paths[:3]
         what = ", ".join(shown) + (f" and {len(paths) - len(shown)} more" if len(paths) > len(shown) else "")
         if "start" in batch.triggers:

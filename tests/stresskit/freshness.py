@@ -217,6 +217,48 @@ def _clock_back(ctx: Context) -> None:
                 figures=f"missed {len(missed)} (spawn guards, last-sync stamp and file mtimes a day ahead)"))
 
 
+def _watched(ctx: Context) -> None:
+    """In-place writers with `memindex watch` running: `search` asks the watcher (O(1))
+    instead of stat-ing every file, right after each write."""
+    rng = random.Random(ctx.seed + 3)
+    words = NonceWords(rng)
+    proj = Project(ctx, "fresh-watched", n_fill=400, seed=ctx.seed)
+    proj.cli("sync")
+    log = proj.project / "watch.jsonl"
+    with open(log, "wb") as out:
+        watcher = proj.popen("watch", "--json", stdout=out)
+    targets: list = []
+    missed, edits = [], 9 if ctx.quick else 30
+    try:
+        start = time.monotonic()
+        while b'"event": "sync"' not in log.read_bytes() and time.monotonic() - start < 60 and watcher.poll() is None:
+            time.sleep(0.1)
+        for _ in range(3):
+            _edit(proj, rng, words, targets, create=True)
+        for i in range(edits):
+            if i % 3 == 2:  # the same size, its mtime put back: only the ctime moves
+                j = rng.randrange(len(targets))
+                path = proj.root / targets[j].rel
+                st = path.stat()
+                targets[j] = t = _swap_words(proj, targets[j], words)
+                os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+            else:
+                t = _edit(proj, rng, words, targets, create=i % 3 == 0)
+            if not _found(proj, t, proj.cli("search", t.prompt).out):
+                missed.append(f"search missed {t.rel} right after it was written (watcher running)")
+    finally:
+        watcher.terminate()
+        watcher.wait(30)
+    records = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    answers = next((r.get("answers") for r in records if r["event"] == "stop"), None) or {}
+    if not answers.get("fresh"):
+        missed.append(f"the watcher answered no search ({answers or 'no stop record'}): the row measured the stat pass")
+    ctx.add(Row("freshness: in-place writers, watch running", runs=edits, failures=len(missed), problems=missed,
+                figures=f"missed {sum('search missed' in m for m in missed)} of {edits}; the watcher answered "
+                        f"{answers.get('fresh', 0)} searches 'fresh' ({answers.get('waited', 0)} after syncing for "
+                        f"them), 'unknown' {answers.get('unknown', 0)} (those made the stat pass)"))
+
+
 def scenario_freshness(ctx: Context) -> None:
-    for part in (_in_place, _coarse, _clock_back):
+    for part in (_in_place, _coarse, _clock_back, _watched):
         part(ctx)
