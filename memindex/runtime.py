@@ -137,6 +137,32 @@ def name_hash(data: bytes) -> str:
     return f"{h:016x}"
 
 
+def listen_private(path: str, backlog: int):
+    """A Unix socket listening at `path` in this user's private runtime folder (mode 0600
+    from its creation), for a process holding the root's marker: any socket of this user
+    already there is a dead one's and is replaced; anything else raises UnsafeFile.
+    Returns (socket, (st_dev, st_ino)): the identity tells later whether it is still ours."""
+    import socket
+
+    try:
+        st = os.lstat(path)
+        if not stat_mod.S_ISSOCK(st.st_mode) or st.st_uid != os.geteuid():
+            raise UnsafeFile(path, "is not a socket of this user")
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)  # created 0600: no instant where others may connect
+    try:
+        sock.bind(path)
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    sock.listen(backlog)
+    st = os.lstat(path)
+    return sock, (st.st_dev, st.st_ino)
+
+
 # --- the session memo ------------------------------------------------------------------
 
 MEMO_MAX = 65_536  # bytes of one memo file
@@ -207,31 +233,3 @@ def _prune(folder: str) -> None:
 
 def _strings(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
-
-
-def listen_private(path: str, backlog: int):
-    """A Unix socket listening at `path` in this user's private runtime folder (mode 0600
-    from its creation), for a process holding the root's marker: any socket of this user
-    already there is a dead one's and is replaced; anything else raises UnsafeFile.
-    Returns (socket, (st_dev, st_ino)): the identity tells later whether it is still ours."""
-    import socket
-
-    from .errors import UnsafeFile
-
-    try:
-        st = os.lstat(path)
-        if not stat_mod.S_ISSOCK(st.st_mode) or st.st_uid != os.geteuid():
-            raise UnsafeFile(path, "is not a socket of this user")
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    old = os.umask(0o177)  # created 0600: no instant where others may connect
-    try:
-        sock.bind(path)
-    finally:
-        os.umask(old)
-    os.chmod(path, 0o600)
-    sock.listen(backlog)
-    st = os.lstat(path)
-    return sock, (st.st_dev, st.st_ino)
