@@ -4,6 +4,6 @@
 (`COMMANDS` names it), and maps the library's exceptions to exit codes in one table.
 """
 
-from .main import main
+from .main import main, run
 
-__all__ = ["main"]
+__all__ = ["main", "run"]

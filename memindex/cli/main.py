@@ -73,6 +73,12 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
 }
 
 
+# Commands whose process ends without the interpreter's teardown once `main` has returned
+# (`run`; about 3.7 ms of a 39 ms `search` at 10k memories): they read, and what they write
+# on the way (a sync before answering) is committed and closed by then.
+QUICK_EXIT = frozenset({"search", "explain", "status"})
+
+
 def _command_name(argv: Sequence[str]) -> str | None:
     """The subcommand in argv (the first word that is not a global option or its value)."""
     skip = False
@@ -201,5 +207,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
+def run() -> None:
+    """The `memindex` process (the console script and `python -m memindex`): `main`, then the
+    exit; for `QUICK_EXIT` commands after flushing the answer, with `os._exit`."""
+    argv = sys.argv[1:]
+    code = main(argv)
+    if _command_name(argv) in QUICK_EXIT:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                if stream is not None:
+                    stream.flush()
+            except Exception:  # a closed pipe (`memindex search ... | head -1`): nothing left to say
+                pass
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()
