@@ -1,4 +1,4 @@
-"""This user's own folders: the private runtime folder (the worker's sockets and the hooks'
+"""This user's own folders: the private runtime folder (the worker's and the watcher's sockets, both ends, and the hooks'
 session memos, kept here too), and the XDG folders of the user's config, state and cache
 (`user_folder`).
 
@@ -135,6 +135,65 @@ def name_hash(data: bytes) -> str:
     for byte in data:
         h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
     return f"{h:016x}"
+
+
+def socket_path(root: str | os.PathLike[str], suffix: str) -> str:
+    """`<runtime dir>/<hash of the root's real path><suffix>`: one socket per root and
+    listener (the semantic worker's, the watcher's)."""
+    real = os.path.realpath(os.fspath(root))
+    return os.path.join(runtime_dir(), name_hash(real.encode("utf-8", "surrogateescape")) + suffix)
+
+
+def peer_uid(sock) -> int | None:
+    """The uid of the process at the other end of a Unix socket (Linux SO_PEERCRED), or
+    None where the OS does not say."""
+    import _socket
+    import sys
+
+    opt = getattr(_socket, "SO_PEERCRED", None)
+    if opt is None:
+        return None
+    try:
+        creds = sock.getsockopt(_socket.SOL_SOCKET, opt, 12)  # struct ucred: pid, uid, gid
+    except OSError:
+        return None
+    return int.from_bytes(creds[4:8], sys.byteorder)
+
+
+def connect_private(path: str, deadline: float, strict: bool = False):
+    """(a socket connected to this user's listener at `path`, None) or (None, why): "unsafe"
+    (the folder is not this user's private one, the path is not a socket of this user),
+    "absent" (none there, or a stale one nobody listens on: ECONNREFUSED), "slow". `strict`:
+    also refused ("unsafe") when the socket is open to others or another user's process
+    listens. `_socket`, not `socket`: 0.5 ms against 3 ms to import."""
+    import _socket
+
+    try:
+        if why_not_private(os.path.dirname(path)):
+            return None, "unsafe"
+        st = os.lstat(path)
+    except OSError:
+        return None, "absent"
+    if not stat_mod.S_ISSOCK(st.st_mode) or st.st_uid != os.geteuid():
+        return None, "unsafe"
+    if strict and stat_mod.S_IMODE(st.st_mode) & 0o077:
+        return None, "unsafe"
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(max(deadline - time.monotonic(), 0.001))
+        sock.connect(path)
+    except TimeoutError:
+        sock.close()
+        return None, "slow"
+    except OSError:
+        sock.close()
+        return None, "absent"
+    if strict:
+        uid = peer_uid(sock)
+        if uid is not None and uid != os.geteuid():
+            sock.close()
+            return None, "unsafe"
+    return sock, None
 
 
 def listen_private(path: str, backlog: int):

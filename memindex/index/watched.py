@@ -17,16 +17,14 @@ the answer `{"ok": true, "fresh": true, "gen": G}` or `{"ok": true, "fresh": fal
 "wait": true}`, syncs them at once, then sends the answer (within `WATCH_SYNC_WAIT_S`).
 
 Only a socket of this user (its owner and, on Linux, the listening process's uid) in a
-private folder is asked; anything else, a stale socket, a slow or garbled answer is
-`None`, and the caller makes the stat pass. Standard library only (`_socket`, not
-`socket`: 0.5 ms against 3 ms to import).
+private folder is asked (`runtime.connect_private`, strict); anything else, a stale
+socket, a slow or garbled answer is `None`, and the caller makes the stat pass. Standard
+library only.
 """
 
 from __future__ import annotations
 
 import os
-import stat as stat_mod
-import sys
 import time
 
 from ..defaults import (
@@ -38,6 +36,7 @@ from ..defaults import (
     WATCH_SYNC_WAIT_S,
 )
 from ..lean import dumps, loads
+from ..runtime import connect_private, socket_path as runtime_socket_path
 from .db import meta_values
 from .fresh import folder_mtimes, is_current
 
@@ -47,10 +46,7 @@ REPLY_MAX = 4096
 
 def socket_path(root: str | os.PathLike[str]) -> str:
     """The watcher's socket for a memory root (one per root's real path)."""
-    from ..runtime import name_hash, runtime_dir
-
-    real = os.path.realpath(os.fspath(root))
-    return os.path.join(runtime_dir(), name_hash(real.encode("utf-8", "surrogateescape")) + WATCH_SOCKET_SUFFIX)
+    return runtime_socket_path(root, WATCH_SOCKET_SUFFIX)
 
 
 def generation(conn) -> list[object]:
@@ -68,49 +64,6 @@ class _Uncached:
 
     def __init__(self, conn) -> None:
         self.execute = conn.execute
-
-
-def peer_uid(sock) -> int | None:
-    """The uid of the process at the other end of a Unix socket (Linux SO_PEERCRED), or
-    None where the OS does not say."""
-    import _socket
-
-    opt = getattr(_socket, "SO_PEERCRED", None)
-    if opt is None:
-        return None
-    try:
-        creds = sock.getsockopt(_socket.SOL_SOCKET, opt, 12)  # struct ucred: pid, uid, gid
-    except OSError:
-        return None
-    return int.from_bytes(creds[4:8], sys.byteorder)
-
-
-def _connect(path: str, deadline: float):
-    """A socket connected to this user's watcher, or None (absent, stale, another user's,
-    open to others, slow)."""
-    import _socket
-
-    from ..runtime import why_not_private
-
-    try:
-        if why_not_private(os.path.dirname(path)):
-            return None
-        st = os.lstat(path)
-    except OSError:
-        return None
-    if not stat_mod.S_ISSOCK(st.st_mode) or st.st_uid != os.geteuid() or stat_mod.S_IMODE(st.st_mode) & 0o077:
-        return None
-    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    try:
-        sock.settimeout(max(deadline - time.monotonic(), 0.001))
-        sock.connect(path)
-        uid = peer_uid(sock)
-        if uid is not None and uid != os.geteuid():
-            raise OSError("another user's process listens there")
-    except OSError:  # ECONNREFUSED: a stale socket of a watcher that was killed; a timeout
-        sock.close()
-        return None
-    return sock
 
 
 def _line(sock, buf: bytearray, deadline: float) -> dict | None:
@@ -150,7 +103,7 @@ def ask(root: str | os.PathLike[str], gen: list[object], wait: bool = True,
     Never raises."""
     deadline = time.monotonic() + budget_s
     try:
-        sock = _connect(socket_path(root), deadline)
+        sock, _ = connect_private(socket_path(root), deadline, strict=True)  # only this user's, private, listened by this uid
         if sock is None:
             return None
         try:
@@ -198,11 +151,12 @@ def is_current_asking_watcher(conn, root: str | os.PathLike[str]) -> bool:
     window is not waited out when the watcher answers: a write after a sync read a file
     queued an event it has seen. Files added or removed (the folders moved): the watcher
     syncs them once for every reader, rather than each reader syncing."""
-    try:
-        stored = meta_values(conn, ("folder_mtimes",)).get("folder_mtimes")
-    except (ValueError, TypeError, RecursionError):
-        return False
-    folders = folder_mtimes(root)
-    if os.path.exists(os.path.join(root, WATCH_MARKER)) and vouches(conn, root, None if stored == folders else folders):
-        return True  # (no marker: no watcher to ask)
-    return stored == folders and is_current(conn, root)
+    if os.path.exists(os.path.join(root, WATCH_MARKER)):  # (no marker: no watcher to ask)
+        try:
+            stored = meta_values(conn, ("folder_mtimes",)).get("folder_mtimes")
+        except (ValueError, TypeError, RecursionError):
+            return False
+        folders = folder_mtimes(root)
+        if vouches(conn, root, None if stored == folders else folders):
+            return True
+    return is_current(conn, root)  # the folders (`is_stale`), then the stat pass

@@ -32,11 +32,11 @@ or answers nonsense: callers then answer lexically, as without a worker.
 from __future__ import annotations
 
 import os
-import stat as stat_mod
 import time
 
 from ..defaults import LOG_FILE, SERVE_MARKER, SERVE_SPAWN_MARKER, SPAWN_GUARD_S
 from ..lean import dumps, loads
+from .. import runtime
 from ..runtime import name_hash, private_dir, runtime_dir, squatted, why_not_private  # noqa: F401  (the worker uses them from here)
 
 REQUEST_MAX = 65_536  # bytes of one request line, newline included
@@ -54,8 +54,7 @@ last_failure: str | None = None
 
 def socket_path(root: str | os.PathLike[str]) -> str:
     """The worker's socket for a memory root: `<runtime dir>/<hash of its real path>.sock`."""
-    real = os.path.realpath(os.fspath(root))
-    return os.path.join(runtime_dir(), name_hash(real.encode("utf-8", "surrogateescape")) + ".sock")
+    return runtime.socket_path(root, ".sock")
 
 
 def _fail(kind: str) -> None:
@@ -66,28 +65,8 @@ def _fail(kind: str) -> None:
 
 def _connect(root: str | os.PathLike[str], deadline: float):
     """A connected socket, or None (with `last_failure` set)."""
-    import _socket
-
-    path = socket_path(root)
-    try:
-        if why_not_private(os.path.dirname(path)):
-            return _fail("unsafe")
-        st = os.lstat(path)
-    except OSError:
-        return _fail("absent")
-    if not stat_mod.S_ISSOCK(st.st_mode) or st.st_uid != os.geteuid():
-        return _fail("unsafe")
-    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    try:
-        sock.settimeout(max(deadline - time.monotonic(), 0.001))
-        sock.connect(path)
-    except TimeoutError:
-        sock.close()
-        return _fail("slow")
-    except OSError:
-        sock.close()  # ECONNREFUSED: a stale socket of a worker that was killed
-        return _fail("absent")
-    return sock
+    sock, why = runtime.connect_private(socket_path(root), deadline)
+    return sock if sock is not None else _fail(why)  # "absent": also a stale socket of a killed worker
 
 
 def _send(sock, message: dict, deadline: float) -> bool:

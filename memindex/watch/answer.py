@@ -36,7 +36,7 @@ from ..defaults import WATCH_ASK_BUDGET_MAX_S, WATCH_ASK_BUDGET_S, WATCH_SYNC_WA
 from ..errors import UnsafeFile
 from ..index import watched
 from ..lean import dumps, loads
-from ..runtime import listen_private, private_dir
+from ..runtime import listen_private, peer_uid, private_dir
 from ..store import rootfs
 
 REQUEST_MAX = 4096
@@ -48,7 +48,7 @@ TICK_S = 0.25  # after a failed accept (too many open files), wait this long
 def listen(watcher: Any) -> "Answerer | None":
     """An Answerer listening for `watcher`, on inotify only (a poll's events come seconds
     late: readers make their own stat pass); None otherwise, or when it cannot listen."""
-    if watcher.observer_kind != "native" or "inotify" not in type(watcher.observer).__name__.lower():
+    if not _on_inotify(watcher):
         return None
     answerer = Answerer(watcher)
     try:
@@ -141,7 +141,7 @@ class Answerer:
                 conn.close()
 
     def _handle(self, conn: socket.socket) -> None:
-        uid = watched.peer_uid(conn)
+        uid = peer_uid(conn)
         if uid is not None and uid != os.geteuid():
             return  # only this user's readers
         deadline = time.monotonic() + CONN_DEADLINE_S
@@ -175,8 +175,7 @@ class Answerer:
         self._look_for_links(full, paths)
         gen = _read_generation(self.watcher.root)
         with self._synced:
-            self.generation = gen
-            self._ours = [gen, *self._ours[:7]]
+            self._record(gen)
             self.done_seq = max(self.done_seq, seq)
             self.expedite = False
             self._synced.notify_all()
@@ -225,8 +224,13 @@ class Answerer:
             self.watcher.add_change(None, full=True, trigger="index written elsewhere")
             return
         with self._synced:  # (syncs run on this thread too: none ran meanwhile)
-            self.generation = gen
-            self._ours = [gen, *self._ours[:7]]
+            self._record(gen)
+
+    def _record(self, gen: list[object] | None) -> None:
+        """(under `_synced`) The index's generation now: the one readers are told, kept with
+        the last few ours (a reader may still hold one)."""
+        self.generation = gen
+        self._ours = [gen, *self._ours[:7]]
 
     def _look_for_links(self, full: bool, paths: list[str]) -> None:
         """Memory files and category folders whose changes may raise no event in the
@@ -282,7 +286,7 @@ class Answerer:
             return "stopping"
         if not w.started.is_set():
             return "starting"
-        if w.observer_kind != "native" or "inotify" not in type(w.observer).__name__.lower():
+        if not _on_inotify(w):
             return "not on inotify events"
         if not w._observer_alive():
             return "the observer stopped"
@@ -352,6 +356,11 @@ class Answerer:
         if arrived is not None:
             arrived.set()
         return True
+
+
+def _on_inotify(watcher: Any) -> bool:
+    """Does the watcher's observer read inotify (one ordered queue: the sentinel proves a drain)?"""
+    return watcher.observer_kind == "native" and "inotify" in type(watcher.observer).__name__.lower()
 
 
 def _linked(st: os.stat_result, dev: int) -> bool:

@@ -279,8 +279,8 @@ class Watcher(EventIntake):
 
     # -- main loop ---------------------------------------------------------------------------
 
-    def _due(self, batch: Batch, answerer: Any = None) -> float:
-        if answerer is not None and answerer.expedite:  # a reader waits for it
+    def _due(self, batch: Batch) -> float:
+        if self.answerer is not None and self.answerer.expedite:  # a reader waits for it
             return self._not_before
         return max(min(batch.last + self.debounce, batch.first + self.max_delay), self._not_before)
 
@@ -291,7 +291,7 @@ class Watcher(EventIntake):
         answerer = self.answerer
         wait = min(WAIT_SLICE_S, self._next_check - now)
         if batch is not None:
-            wait = min(wait, self._due(batch, answerer) - now)
+            wait = min(wait, self._due(batch) - now)
         if wait > 0:
             self._wake.wait(wait)
             self._wake.clear()
@@ -306,7 +306,7 @@ class Watcher(EventIntake):
             answerer.adopt()
         with self._lock:
             batch = self._pending
-            if batch is not None and now >= self._due(batch, answerer):
+            if batch is not None and now >= self._due(batch):
                 self._pending = None
             else:
                 batch = None
