@@ -96,8 +96,10 @@ def locomo_items(tmp: Path) -> list[dict]:
 def _item(path: Path, item: dict, name: str, part: str, group: str) -> dict:
     turn = latest_turn(str(path))
     rules = [f.category.name for f in findings(turn.user, turn.assistant, turn.tools, turn.before, turn.earlier)]
-    feats = score.features(turn.user, turn.assistant, turn.tools, turn.before, turn.earlier, rules, turn.calls, turn.calls_before)
-    work = turn.worked or score.at_work({k[2:]: v for k, v in feats.items() if k.startswith("w_")})  # as triage.scored
+    signs = score.work_signs(turn.user, turn.assistant, turn.before, turn.earlier, turn.calls, turn.calls_before)
+    feats = score.features(turn.user, turn.assistant, turn.tools, turn.before, turn.earlier, rules, turn.calls,
+                           turn.calls_before, signs)
+    work = turn.worked or score.at_work(signs)  # as triage.scored
     return {"x": feats, "y": 1.0 if item.get("save") else 0.0, "kind": item.get("category"), "set": name,
             "part": part, "group": group, "rules": bool(rules), "work": work}
 

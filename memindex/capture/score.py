@@ -196,6 +196,11 @@ def _hits(prose: str, family: str) -> int:
     return sum(1 for p in FAMILIES[family] if p in prose)
 
 
+def cue_hits(text: str, family: str) -> int:
+    """How many of a family's cue phrases the text's prose holds (as `features` counts them)."""
+    return _hits(prose(text), family)
+
+
 def at_work(signs: dict[str, float]) -> bool:
     """Whether the turn shows software work at all (work_signs): the scorer asks nothing of
     a turn that does not (a chat between friends: "Thanks, Melanie!" is no fix that worked)."""
@@ -203,19 +208,23 @@ def at_work(signs: dict[str, float]) -> bool:
 
 
 def features(user: list[str], assistant: list[str], tools: list[str], before: str, earlier: str,
-             rules: list[str], calls: int = 0, calls_before: int = 0) -> dict[str, float]:
+             rules: list[str], calls: int = 0, calls_before: int = 0,
+             signs: dict[str, float] | None = None) -> dict[str, float]:
     """The turn's features by name (each about 0..1). `rules`: the names of the pattern
     categories that matched (triage.findings); `calls`, `calls_before`: the tool calls of the
-    turn and of the answers before its prompt (Turn.calls)."""
+    turn and of the answers before its prompt (Turn.calls); `signs`: its `work_signs`, when
+    the caller has them already."""
     u_raw = "\n".join(user)
     a_raw = "\n".join(assistant)
     u, a, b, e = prose(u_raw), prose(a_raw), prose(before), prose(earlier)
     f: dict[str, float] = {}
+    hits: dict[tuple[str, str], int] = {}
     for fam in FAMILIES:
-        f["u_" + fam] = min(_hits(u, fam), 3) / 3
-        f["a_" + fam] = min(_hits(a, fam), 3) / 3
-    for side, text in (("u", u), ("a", a)):  # cue strength of any kind: a new writer's phrasing spreads over families
-        f[side + "_cues"] = min(sum(_hits(text, k) for k in (*KINDS, "remember")), 6) / 6
+        hits["u", fam], hits["a", fam] = _hits(u, fam), _hits(a, fam)
+        f["u_" + fam] = min(hits["u", fam], 3) / 3
+        f["a_" + fam] = min(hits["a", fam], 3) / 3
+    for side in ("u", "a"):  # cue strength of any kind: a new writer's phrasing spreads over families
+        f[side + "_cues"] = min(sum(hits[side, k] for k in (*KINDS, "remember")), 6) / 6
     for fam in ("error", "hypothetical", "decision"):
         f["b_" + fam] = min(_hits(b, fam), 3) / 3
     f["e_error"] = min(_hits(e, "error"), 3) / 3
@@ -248,7 +257,9 @@ def features(user: list[str], assistant: list[str], tools: list[str], before: st
     f["rule_any"] = 1.0 if rules else 0.0
     for kind in (*KINDS, "remember"):
         f["rule_" + kind] = 1.0 if kind in rules else 0.0
-    for name, value in work_signs(user, assistant, before, earlier, calls, calls_before).items():
+    if signs is None:
+        signs = work_signs(user, assistant, before, earlier, calls, calls_before)
+    for name, value in signs.items():
         f["w_" + name] = value
     return f
 

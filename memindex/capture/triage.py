@@ -159,11 +159,13 @@ def findings(user: list[str], assistant: list[str], tools: list[str] | None = No
             answered.update(f.category.name for f in out)
         ids = identifiers([*user, *assistant, earlier, before]) if answered else own
         recurs = any(re.search(data()["recurs"], " ".join(s), re.I) for s in [*prose["user"], *prose["assistant"]])
+        # a finding about the words it answers: whether those say it recurs too
+        recurs_answered = bool(answered) and (recurs or any(re.search(data()["recurs"], context[k], re.I) for k in ("before", "earlier")))
     for f in out:  # "remember this" with nothing that says what kind: the turn's other finding
         if f.save_as is None:
             f.save_as = next((g.save_as for g in out if g.save_as), None)
         if f.category.name in answered:  # its subject is the words it answers: their names, and whether they say it recurs
-            f.ids, f.recurs = ids, recurs or any(re.search(data()["recurs"], context[k], re.I) for k in ("before", "earlier"))
+            f.ids, f.recurs = ids, recurs_answered
         else:
             f.ids, f.recurs = own, recurs
     return out
@@ -183,9 +185,10 @@ def scored(found: list[Finding], user: list[str], assistant: list[str], tools: l
     m = score.model()
     if not m.get("enabled"):
         return found
-    feats = score.features(user, assistant, tools, before, earlier, [f.category.name for f in found], calls, calls_before)
-    if not worked and not score.at_work({k[2:]: v for k, v in feats.items() if k.startswith("w_")}):
-        return []  # a project memory is never the answer to a chat that shows no work
+    signs = score.work_signs(user, assistant, before, earlier, calls, calls_before)
+    if not worked and not score.at_work(signs):
+        return []  # a project memory is never the answer to a chat that shows no work (nothing else computed)
+    feats = score.features(user, assistant, tools, before, earlier, [f.category.name for f in found], calls, calls_before, signs)
     if score.probability(feats, m) < m["threshold"]:
         return []
     for f in found:  # "the same way", "like the other one": what the session asked about already
@@ -200,7 +203,7 @@ def scored(found: list[Finding], user: list[str], assistant: list[str], tools: l
     for speaker, texts in (("user", user), ("assistant", assistant)):
         for sentences in (_sentences(t) for t in texts):
             for i, sentence in enumerate(sentences):
-                hits = 0 if _skipped(sentence) else 1 + sum(1 for p in score.FAMILIES[name] if p in score.prose(sentence))
+                hits = 0 if _skipped(sentence) else 1 + score.cue_hits(sentence, name)
                 if hits and (best is None or hits > best[0]):
                     best = (hits, sentences, i, speaker)
         if best is not None:

@@ -303,10 +303,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 # --- conversations as sessions (capture and triage measured on them) ---------------------
 
 
@@ -334,14 +330,10 @@ def replay(path: str | Path, folder: Path) -> Iterable[tuple[int, str, Path, Any
     first speaker as the user): yields (conversation number, session id, its transcript
     written so far under `folder`, its TranscriptWriter, to which the caller may add what
     follows a stop) at each stop."""
-    from datetime import timezone
-
-    from .transcripts import TranscriptWriter
-
     for c, conversation in enumerate(load(path)):
         for n, turns, date in sessions_of(conversation):
-            sid, first = f"locomo-c{c}-s{n}", turns[0]["speaker"]
-            w = TranscriptWriter(sid, "/locomo", datetime.fromisoformat(date.replace("Z", "+00:00")).astimezone(timezone.utc))
+            sid, w = _writer(c, n, date)
+            first = turns[0]["speaker"]
             target = folder / f"{sid}.jsonl"
             for turn in turns:
                 if turn["speaker"] == first:
@@ -353,12 +345,20 @@ def replay(path: str | Path, folder: Path) -> Iterable[tuple[int, str, Path, Any
 
 
 def transcript(conv_no: int, n: int, turns: list[dict], first: str, date: str) -> tuple[str, list[str]]:
-    from datetime import timezone
-
-    from .transcripts import TranscriptWriter
-
-    sid = f"locomo-c{conv_no}-s{n}"
-    w = TranscriptWriter(sid, "/locomo", datetime.fromisoformat(date.replace("Z", "+00:00")).astimezone(timezone.utc))
+    sid, w = _writer(conv_no, n, date)
     for turn in turns:
         (w.prompt if turn["speaker"] == first else w.text)(turn_text(turn))
     return sid, w.lines()
+
+
+def _writer(conv_no: int, n: int, date: str) -> tuple[str, Any]:
+    """A session's id and its TranscriptWriter, dated as the session (`sessions_of`'s UTC date)."""
+    from ..write.validate import parse_utc
+    from .transcripts import TranscriptWriter
+
+    sid = f"locomo-c{conv_no}-s{n}"
+    return sid, TranscriptWriter(sid, "/locomo", parse_utc(date))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

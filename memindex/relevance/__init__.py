@@ -106,12 +106,12 @@ def _with_questions(conn: sqlite3.Connection, rowids: list[int]) -> set[int]:
         f"SELECT rowid FROM fts WHERE rowid IN {IN_LIST} AND questions <> ''", (json_list(rowids),))}
 
 
-def _identifiers(plan) -> dict[int, float]:
+def _identifiers(plan, idents: list) -> dict[int, float]:
     """Per memory (by the rowid its words are read from), its share of the IDF mass of the
     prompt's identifiers that some memory holds (`mark_booted`, `Economy.reconcile`: terms
     of several parts, matched as a phrase); the scratch table holds the pool's memories
-    (`coverage` loaded it). An identifier is rarely shared by accident."""
-    idents = [t for t, df in plan.df.items() if df and t.is_phrase]
+    (`coverage` loaded it). An identifier is rarely shared by accident. `idents`: the
+    prompt's terms of several parts that some memory holds."""
     mass = sum(plan.idf(t) for t in idents)
     got: dict[int, float] = {}
     for t in idents:
@@ -135,8 +135,9 @@ def features(
         coverage(conn, plan, active, columns=columns, absent=absent, loaded=bool(cov))
         cov[name] = [h.coverage or 0.0 for h in active]
     asks = _with_questions(conn, [h.via or h.rowid for h in active])
-    idents = _identifiers(plan)
-    has_ident = float(any(df and t.is_phrase for t, df in plan.df.items()))
+    phrases = [t for t, df in plan.df.items() if df and t.is_phrase]
+    idents = _identifiers(plan, phrases)
+    has_ident = float(bool(phrases))
     covs = cov["all"]
     best_cov = max(covs) or 1.0
     by_cov = sorted(range(len(covs)), key=lambda i: -covs[i])
