@@ -107,6 +107,8 @@ def test_ordinary_memories_are_not_flagged() -> None:
                  "postgres://user:password@localhost/db", "the secret: keep-it-simple-stupid",
                  "a fare token: version(1) | account_id(8) | nonce(4)", "token=items[0]", "secret: get(key)"):
         assert find(text) == [], text
+    for text in ("password: Summer(2024)", "api_key=pass(Xy9kL2q)"):  # a password with brackets is no notation
+        assert find(text), text
     assert redact_text("a <private>b</private>c")[0] == "a c"
 
 

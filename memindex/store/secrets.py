@@ -32,9 +32,10 @@ from ..errors import SecretFound
 _DATA = os.path.join(DATA_DIR, "secret_patterns.json")
 _PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL)
 _PLACEHOLDER = re.compile(r"^(?:\$\{?|%|\{\{|<|\[|\*{3}|x{4}|\.{3})|(?:changeme|example|placeholder|your[_-]|redacted|dummy)", re.IGNORECASE)
-# a name and a bracketed part, `version(1)`, `get(key)`, `items[0]`: code or notation in prose
-# ("token: version(1) | account_id(8) ..."), not a generated credential
-_NOTATION = re.compile(r"^[A-Za-z_][A-Za-z_.]*[(\[][^()\[\]]*[)\]]$")
+# a lowercase name and a bracketed small number or name, `version(1)`, `get(key)`, `items[0]`:
+# code or notation in prose ("token: version(1) | account_id(8) ..."), not a generated
+# credential; "Summer(2024)" or "pass(Xy9kL2q)" still are
+_NOTATION = re.compile(r"^[a-z_][a-z0-9_.]*[(\[](?:\d{1,3}|[a-z_][a-z0-9_]*)[)\]]$")
 _PATTERNS: list[tuple[str, str, bool, tuple[str, ...], re.Pattern[str]]] | None = None
 
 
