@@ -33,14 +33,14 @@ sys.path.insert(0, str(REPO))
 from memindex.evaluation import relevance as rel  # noqa: E402
 from memindex.evaluation.questions import LOCAL_SETS  # noqa: E402
 from memindex.evaluation.metrics import table  # noqa: E402
-from memindex.evaluation.sets import LOCOMO_JSON, all_sets  # noqa: E402
+from memindex.evaluation.sets import LOCOMO_JSON, SMALL_SIZES, all_sets, small_stores  # noqa: E402
 from memindex.relevance import WEIGHTS_FILE, Model  # noqa: E402
 
 # the sets trained on (their dev slices); jetty, written blind and measured once whole, joined after
 ENGINEERING = ("harbor", "atlas", "cedar", "fjord", "quarry", "sedge", "heron", "ibis", "jetty")
 WITH_QUESTIONS = tuple(s for s in ENGINEERING if s in LOCAL_SETS)  # the sets with blind questions
 LEXICAL = [
-    "rel_score", "log_score", "top", "rank", "gap_next", "coverage", "coverage_rel", "coverage_top",
+    "rel_score", "norm_score", "top", "rank", "gap_next", "coverage", "coverage_rel", "coverage_top",
     "title_coverage", "tags_coverage", "body_coverage", "questions_coverage", "has_questions", "known_coverage",
     "identifier", "has_identifier",
     "n_terms", "rarity", "unknown", "anchored", "asked", "general",
@@ -62,8 +62,8 @@ def as_model(name: str, fitted: dict, threshold: float) -> Model:
 
 def train(prompts: list[rel.Prompt], names: list[str], kind: str) -> Model:
     """A model on these prompts' dev slices, its threshold and share of the best chosen on
-    the same prompts."""
-    dev = [p for p in prompts if not p.holdout]
+    the same prompts (the small stores are judged, never trained on)."""
+    dev = [p for p in prompts if not p.holdout and not p.small]
     model = as_model(kind, rel.fit(dev, names, L2), 0.5)
     model.min_confidence, model.min_share = rel.choose_threshold(dev, rel.probabilities(model, dev))
     return model
@@ -103,7 +103,8 @@ def report(prompts: list[rel.Prompt], names: list[str], kind: str) -> dict[str, 
     returns the model each set was judged by."""
     print(f"\n## {kind}: {len(prompts)} prompts, {sum(len(p.cands) for p in prompts)} candidates, {len(names)} features")
     models: dict[str, Model] = {}
-    judged = leave_one_out(prompts, names, kind, models)
+    everything = leave_one_out(prompts, names, kind, models)
+    judged = [j for j in everything if not j[0].small]
     print("\nleave one set out (model trained on the other sets' dev slices, both variants; threshold chosen there)\n")
     rows, worse = [], []
     for left in ENGINEERING:
@@ -142,7 +143,24 @@ def report(prompts: list[rel.Prompt], names: list[str], kind: str) -> dict[str, 
             print(f"\ninjected candidates on the left-out sets: {len(injected)}, mean P "
                   f"{sum(x for x, _ in injected) / len(injected):.3f}, observed precision "
                   f"{sum(r for _, r in injected) / len(injected):.3f}")
+    smalls(everything)
     return models
+
+
+def smalls(judged: list) -> None:
+    """The small stores cut from each left-out set, pooled by size and variant: rules
+    against the model that never saw the set."""
+    rows = []
+    for variant, with_q in VARIANTS:
+        for n, others in SMALL_SIZES:
+            sub = [j for j in judged if j[0].small and j[0].questions == with_q and f"-small{n}-" in j[0].store]
+            if sub:
+                ps = [j[0] for j in sub]
+                label = f"{variant}, {n} prompts' memories and {others} others"
+                rows.append(row(f"{label}: rules", ps, [p.rules for p in ps]))
+                rows.append(row(f"{label}: model", ps, [j[2] for j in sub]))
+    print("\nsmall stores cut from the left-out sets (sets.small_stores), pooled\n")
+    print(table(HEAD, rows))
 
 
 def ceiling(judged: list) -> None:
@@ -208,13 +226,21 @@ def locomo(final: Model, semantic: bool) -> None:
     print(table(["P bin", "candidates", "mean predicted", "observed relevant"], rel.calibration(loco, scored)))
 
 
-def gather(semantic: bool, rankings: bool = False) -> list[rel.Prompt]:
+def gather(semantic: bool, rankings: bool = False, small: bool = True) -> list[rel.Prompt]:
     """Every engineering set's prompts with their candidates' features: the stores as
-    committed, and (the sets that have them) with their blind questions."""
-    with tempfile.TemporaryDirectory(prefix="memindex-train-") as tmp:
-        prompts = rel.collect(all_sets(Path(tmp), ENGINEERING), semantic, False, rankings)
-    with tempfile.TemporaryDirectory(prefix="memindex-train-") as tmp:
-        prompts += rel.collect(all_sets(Path(tmp), WITH_QUESTIONS, questions=True), semantic, True, rankings)
+    committed, and (the sets that have them) with their blind questions; and each store cut
+    into small ones (`sets.small_stores`, `SMALL_SIZES`; `small`), judged apart and never
+    trained on: a user's store starts with a handful of memories, and the model must hold
+    on stores of sizes it never saw."""
+    prompts: list[rel.Prompt] = []
+    for names, with_q in ((ENGINEERING, False), (WITH_QUESTIONS, True)):
+        with tempfile.TemporaryDirectory(prefix="memindex-train-") as tmp:
+            stores = all_sets(Path(tmp), names, questions=with_q)
+            prompts += rel.collect(stores, semantic, with_q, rankings)
+            if small:
+                cut = [s for store in stores for n, others in SMALL_SIZES
+                       for s in small_stores(store, Path(tmp) / "small", n, others)]
+                prompts += rel.collect(cut, semantic, with_q, small=True)
     return prompts
 
 
@@ -234,7 +260,7 @@ def main() -> int:
             "models": dict(shipped.get("models", {}))}
     kinds = [("lexical", LEXICAL, False)] + ([("semantic", SEMANTIC, True)] if args.semantic else [])
     for kind, names, semantic in kinds:
-        prompts = gather(semantic, args.ranking and semantic)
+        prompts = gather(semantic, args.ranking and semantic, small=not (args.check or args.quiet))
         final = train(prompts, names, kind)
         data["models"][kind] = {
             "features": names, "bias": round(final.bias, 6), "min_confidence": final.min_confidence,

@@ -39,6 +39,7 @@ class Prompt:
     rules: list[str]
     resume: bool = False
     questions: bool = False  # its store's memories carry their blind questions (`sets.add_questions`)
+    small: bool = False  # asked of a small store cut from its set (`sets.small_stores`)
     cands: list[tuple[str, dict[str, float]]] = field(default_factory=list)
     # search ranking (`collect(ranking=True)`, with the worker): the top 10 of `memindex
     # search` (BM25 and dense fused), of BM25 alone and of the dense channel alone, and the
@@ -51,7 +52,8 @@ class Prompt:
         return not self.judgments
 
 
-def collect(stores: list[Store], semantic: bool = False, questions: bool = False, ranking: bool = False) -> list[Prompt]:
+def collect(stores: list[Store], semantic: bool = False, questions: bool = False, ranking: bool = False,
+            small: bool = False) -> list[Prompt]:
     """Every prompt of every store, through the product's candidate pool and features
     (`questions`: the stores' memories were given their questions; `ranking`, with
     `semantic`: also each judged prompt's search rankings, `Prompt.search` and `.ranked`)."""
@@ -70,7 +72,7 @@ def collect(stores: list[Store], semantic: bool = False, questions: bool = False
                 dense_fn = strategy.worker_view(conn, q["query"], turns) if semantic else None
                 outcome = decide(conn, q["query"], cfg, turns=turns, now=NOW, params=params, dense=dense_fn)
                 p = Prompt(store.set_name, store.name, q["id"], q.get("kind", ""), is_holdout(store.set_name, q["id"]),
-                           dict(q["judgments"]), [h.path for h in outcome.hits], questions=questions)
+                           dict(q["judgments"]), [h.path for h in outcome.hits], questions=questions, small=small)
                 if outcome.intent == "resume" or "resume" in intents_of(q["query"]):
                     p.resume = True
                 elif len(q["query"].strip()) >= cfg["retrieval.min_prompt_chars"]:

@@ -37,6 +37,12 @@
   before the prompts, 95 prompts, 20 unrelated), measured once, whole and unseen, through
   the real hook, rules against the calibrated model, lexical and with the worker
   (docs/evaluation.md); not trained on; no questions.json.
+- nectar and onyx: evalsets/nectar and evalsets/onyx, written blind by two more helpers at
+  the same time (a B2B wholesale ordering platform for grocery distributors, 104 memories,
+  90 prompts, 18 unrelated; firmware and cloud for 30,000 soil and weather sensors, 110
+  memories, 90 prompts, 18 unrelated; every memory with save-time questions written before
+  the prompts), each measured through the real hook, rules against the calibrated model,
+  lexical and with the worker (docs/evaluation.md); not trained on; no questions.json.
 
 Each local set also has `questions.json`: for every memory (path relative to the memory
 folder), the questions a model would write at save time (the `questions` field), written
@@ -53,13 +59,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent.parent
 HOLDOUT_SHARE = 0.3
-SETS = ("harbor", "atlas", "locomo", "cedar", "fjord", "quarry", "sedge", "heron", "ibis", "jetty", "lumen", "mesa")  # every set, in the order tables show them
+SETS = ("harbor", "atlas", "locomo", "cedar", "fjord", "quarry", "sedge", "heron", "ibis", "jetty", "lumen", "mesa", "nectar", "onyx")  # every set, in the order tables show them
 # the shared data folder beside the repository (or beside the folder of its git worktrees)
 LOCOMO_JSON = next((p for p in (REPO.parent / "shared" / "data" / "locomo" / "locomo10.json",
                                 REPO.parent.parent / "shared" / "data" / "locomo" / "locomo10.json") if p.exists()),
@@ -134,6 +141,40 @@ def locomo_stores(tmp: Path, path: Path = LOCOMO_JSON) -> list[Store]:
 
     built = build_all(path, tmp / "locomo")
     return [Store("locomo", conv, tmp / "locomo" / conv / ".claude" / "memory", qs) for conv, qs in sorted(built.items())]
+
+
+SMALL_SIZES = ((2, 2), (6, 6))  # (prompts, other memories) per small store: about 6 and 17 memories
+_SUCCESSOR = re.compile(r"(?:decisions|runbooks|constraints|tech-debt|preferences|sessions)/[a-z0-9-]+")
+
+
+def small_stores(store: Store, tmp: Path, prompts: int, others: int, seed: int = 7) -> list[Store]:
+    """`store` cut into small stores, as a new user's is: each holds a few of its prompts
+    (shuffled with `seed`), every memory they judge (and the successor a retired one names),
+    and `others` of its other memories at random. The prompts keep their ids, so each stays
+    in its set's dev or held-out slice."""
+    import random
+
+    rng = random.Random(f"{seed}/{store.name}/{prompts}")
+    files = sorted(str(p.relative_to(store.root)) for p in store.root.rglob("*.json") if p.parent != store.root)
+    queries = list(store.queries)
+    rng.shuffle(queries)
+    out = []
+    for i in range(0, len(queries), prompts):
+        part = queries[i:i + prompts]
+        keep = {k.removeprefix(".claude/memory/") for q in part for k in q["judgments"]}
+        for rel in sorted(keep):
+            if (store.root / rel).is_file():
+                data = json.loads((store.root / rel).read_text(encoding="utf-8"))
+                keep |= {m + ".json" for m in _SUCCESSOR.findall(data.get("retired_reason") or "")}
+        rest = [f for f in files if f not in keep]
+        keep |= set(rng.sample(rest, min(others, len(rest))))
+        root = tmp / f"{store.name}-small{prompts}-{i}" / ".claude" / "memory"
+        for rel in sorted(keep):
+            if (store.root / rel).is_file():
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(store.root / rel, root / rel)
+        out.append(Store(store.set_name, f"{store.name}-small{prompts}-{i}", root, part))
+    return out
 
 
 def all_sets(tmp: Path, names: tuple[str, ...] = SETS, questions: bool = False) -> list[Store]:

@@ -33,7 +33,7 @@ WEIGHTS_FILE = os.path.join(DATA_DIR, "relevance.json")
 # What each feature means, in words `memindex explain` can show.
 DESCRIBE: dict[str, str] = {
     "rel_score": "word-match score against the best",
-    "log_score": "absolute word-match score",
+    "norm_score": "word-match score against the store's scale",
     "top": "the best word match",
     "rank": "rank among the word matches",
     "gap_next": "lead over the next word match",
@@ -162,7 +162,9 @@ def features(
         nxt = active[i + 1].score if i + 1 < len(active) else 0.0
         f = {
             "rel_score": h.score / best,
-            "log_score": math.log1p(max(h.score, 0.0)),
+            # BM25 grows with the log of the store's size (IDF): against the IDF of a word
+            # in one memory, a score means the same in a store of 6 memories and of 100
+            "norm_score": max(h.score, 0.0) / ceiling,
             "top": float(i == 0),
             "rank": math.log1p(i),
             "gap_next": (h.score - nxt) / best,
