@@ -50,7 +50,7 @@ best while the memory that answers it ranks below (seen with the real CLI, tests
 from __future__ import annotations
 
 from ..config import Config
-from ..defaults import CAPTURE_TAG, CATEGORY_PRIORITY, FILE_ANCHOR_MAX, NEAREST_CANDIDATES, STANDOUT_PEERS
+from ..defaults import CALIBRATED_MIN_DOCS, CAPTURE_TAG, CATEGORY_PRIORITY, FILE_ANCHOR_MAX, NEAREST_CANDIDATES, STANDOUT_PEERS
 from ..retrieval.hits import Hit
 from ..index import reads
 from ..index.reads import file_key
@@ -274,7 +274,7 @@ def decide(
         pool = candidate_pool(conn, prompt, cfg, turns=turns, session=session, now=now, params=params, names=names)
         outcome.intent = pool.intent
         outcome.dense = _dense(conn, dense, pool.hits)
-        if cfg["retrieval.match_strategy"] == "calibrated":
+        if cfg["retrieval.match_strategy"] == "calibrated" and pool.plan.n_docs >= CALIBRATED_MIN_DOCS:
             from ..relevance import choose
 
             picks = choose(conn, with_nearest(conn, pool, outcome.dense, now), cfg, now, outcome)

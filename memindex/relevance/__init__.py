@@ -17,6 +17,7 @@ from ..defaults import CATEGORY_PRIORITY, COVERAGE_TERMS, DATA_DIR
 from ..index.reads import IN_LIST, Scratch, json_list
 from ..lean import loads
 from ..retrieval.query import coverage
+from ..text.words import has_cjk
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -146,7 +147,10 @@ def features(
     idfs = sorted((plan.idf(t) for t in plan.df), reverse=True)[:COVERAGE_TERMS]
     ceiling = math.log(1 + (plan.n_docs + 0.5) / 0.5) or 1.0
     rarity = (sum(idfs) / len(idfs) / ceiling) if idfs else 0.0
-    unknown = (sum(1 for df in plan.df.values() if df == 0) / len(plan.df)) if plan.df else 0.0
+    # words no memory has; a CJK bigram straddling two words is unknown by construction
+    # (its seam), so those runs are judged by their coverage alone
+    words = [df for t, df in plan.df.items() if not has_cjk(t.text)]
+    unknown = (sum(1 for df in words if df == 0) / len(words)) if words else 0.0
     n_terms = math.log1p(len(plan.df))
     today = _now_days(now)
     nearest = dense.top[0][1] if dense is not None and dense.top else None
