@@ -14,8 +14,9 @@ with blind questions (`questions.json`) is seen twice, its memories as committed
 their questions (`sets.add_questions`, as the write path stores them), so the model knows
 stores of both kinds. Leave-one-set-out: for each set, a model trained on the other sets'
 dev slices, its threshold chosen on those same training prompts, judged on the left-out
-set's held-out slice and on the whole set, beside the hand-set rules on the same prompts.
-LoCoMo (conversational, never trained on) is judged by the shipped model when its data
+set's held-out slice and on the whole set, beside the hand-set rules on the same prompts,
+and on small stores cut from it (a few of its prompts' memories and a few others:
+`sets.small_stores`; judged, never trained on: a user's store starts small). LoCoMo (conversational, never trained on) is judged by the shipped model when its data
 file is present.
 """
 

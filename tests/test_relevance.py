@@ -189,3 +189,44 @@ def test_the_shipped_semantic_model_is_what_training_produces() -> None:
     out = subprocess.run([sys.executable, str(REPO / "scripts" / "train_relevance.py"), "--check", "--semantic"],
                          capture_output=True, text=True, cwd=REPO, timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_a_store_of_one_or_two_memories_is_left_to_the_rules(tmp_path: Path) -> None:
+    """FTS5's BM25 gives a word found in half the memories or more an IDF of zero, so in a
+    store of one or two memories every word score is zero, the model's main evidence: the
+    rules decide there (a clear match is injected, as for a new user's first memory); from
+    three memories on, the model does."""
+    root = tmp_path / "p" / ".claude" / "memory"
+    put(root, "runbook", "stripe-webhook", "Stripe webhook signature failures", ["stripe"],
+        "webhook returns 400 because the signing secret differs")
+    sync(root, Config())
+    prompt = "why do stripe webhooks fail with 400?"
+    with index.open_reader(root) as conn:
+        one = decide(conn, prompt, parse_config(CALIBRATED))
+    assert [h.path for h in one.hits] == ["runbooks/stripe-webhook.json"]
+    assert [(d.probability, d.rule) for d in one.decisions] == [(None, "a clear word match")]
+    put(root, "decision", "postgres", "Chose Postgres for orders", ["db"], "Postgres over MySQL for the orders service")
+    put(root, "preference", "tabs", "Indent with four spaces", ["style"], "Four spaces, never tabs, in Python code")
+    sync(root, Config())
+    with index.open_reader(root) as conn:
+        three = decide(conn, prompt, parse_config(CALIBRATED))
+    assert three.decisions and all(d.probability is not None for d in three.decisions)
+
+
+def test_words_of_text_without_spaces_are_not_counted_unknown_at_their_seams(tmp_path: Path) -> None:
+    """A CJK run is indexed as overlapping character pairs; the pairs that straddle two
+    words (`の仕`) are in no memory by construction, and counting them as unknown words
+    (a strong sign of a prompt about something else) dropped a clear Japanese match."""
+    from test_cjk import CJK_MEMORIES, _write
+
+    root = tmp_path / "p" / ".claude" / "memory"
+    _write(root, CJK_MEMORIES)
+    sync(root, Config())
+    prompt = "認証トークンの仕組みを教えてください"
+    with index.open_reader(root) as conn:
+        pool = candidate_pool(conn, prompt, parse_config(CALIBRATED))
+        feats = {h.path: f for h, f in relevance.features(conn, pool)}
+        outcome = decide(conn, prompt, parse_config(CALIBRATED))
+    assert any(df == 0 for df in pool.plan.df.values())  # seams there are
+    assert feats and all(f["unknown"] == 0.0 for f in feats.values())
+    assert "decisions/auth-jwt-ja.json" in [h.path for h in outcome.hits]

@@ -243,6 +243,10 @@ def invalid_files(conn: sqlite3.Connection) -> dict[str, str]:
 # --- exact re-matching of a few memories ----------------------------------------------
 
 
+SCRATCH_COLUMNS = ("title", "tags", "body", "kind", "questions")  # the scratch tables' columns, in order
+SCRATCH_SPACELESS = ("title", "tags", "body", "questions")
+
+
 class Scratch:
     """A private in-memory FTS5 table with the index's tokenizer, to re-check which terms a
     handful of memories match: exact FTS5 semantics, no second matcher to drift. With
@@ -255,10 +259,10 @@ class Scratch:
     def _db(cls, spaceless: bool = False) -> sqlite3.Connection:
         if cls._conn is None:
             conn = sqlite3.connect(":memory:", check_same_thread=False)
-            conn.execute(f"CREATE VIRTUAL TABLE h USING fts5(title, tags, body, kind, questions, tokenize='{TOKENIZER}')")
+            conn.execute(f"CREATE VIRTUAL TABLE h USING fts5({', '.join(SCRATCH_COLUMNS)}, tokenize='{TOKENIZER}')")
             cls._conn = conn
         if spaceless and not cls._spaceless:
-            cls._conn.execute(f"CREATE VIRTUAL TABLE hc USING fts5(title, tags, body, questions, tokenize='{TOKENIZER}')")
+            cls._conn.execute(f"CREATE VIRTUAL TABLE hc USING fts5({', '.join(SCRATCH_SPACELESS)}, tokenize='{TOKENIZER}')")
             cls._spaceless = True
         return cls._conn
 
@@ -272,6 +276,7 @@ class Scratch:
             db = cls._db(True)
             db.execute("DELETE FROM hc")
             db.executemany("INSERT INTO hc(rowid, title, tags, body, questions) VALUES (?,?,?,?,?)", rows)
+            cls._compact(db, "hc")
             return
         rows = conn.execute(
             f"SELECT rowid, title, tags, body, kind, questions FROM fts WHERE rowid IN {IN_LIST}", (json_list(rowids),)
@@ -279,6 +284,19 @@ class Scratch:
         db = cls._db()
         db.execute("DELETE FROM h")
         db.executemany("INSERT INTO h(rowid, title, tags, body, kind, questions) VALUES (?,?,?,?,?,?)", rows)
+        cls._compact(db, "h")
+
+    _reloaded: set[str] = set()
+
+    @classmethod
+    def _compact(cls, db: sqlite3.Connection, table: str) -> None:
+        """Merge a reloaded table into one segment: FTS5 keeps a deleted row's entries until
+        a merge, so a long-lived process (the MCP server, an evaluation) reloading the table
+        thousands of times saw each query slow down (2x after 200 reloads). A table loaded
+        once (the prompt hook's) has nothing to merge."""
+        if table in cls._reloaded:
+            db.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+        cls._reloaded.add(table)
 
     @classmethod
     def load_text(cls, text: str, spaceless: bool = False) -> None:
@@ -287,6 +305,22 @@ class Scratch:
         db = cls._db(spaceless)
         db.execute(f"DELETE FROM {table}")
         db.execute(f"INSERT INTO {table}(rowid, body) VALUES (1, ?)", (text,))
+        cls._compact(db, table)
+
+    @classmethod
+    def with_questions(cls) -> set[int]:
+        """The loaded memories that list the questions they answer."""
+        return {r for (r,) in cls._db().execute("SELECT rowid FROM h WHERE questions <> ''")}
+
+    @classmethod
+    def columns_matching(cls, expression: str, spaceless: bool = False) -> dict[int, frozenset[str]]:
+        """For each loaded memory that matches an FTS5 expression, the columns it matches in:
+        one query (highlight() marks each column's matches) where a column filter takes one
+        query a column."""
+        table, names = ("hc", SCRATCH_SPACELESS) if spaceless else ("h", SCRATCH_COLUMNS)
+        marks = ", ".join(f"instr(highlight({table}, {i}, char(1), ''), char(1))" for i in range(len(names)))
+        rows = cls._db(spaceless).execute(f"SELECT rowid, {marks} FROM {table} WHERE {table} MATCH ?", (f"({expression})",))
+        return {row[0]: frozenset(n for n, hit in zip(names, row[1:]) if hit) for row in rows}
 
     @classmethod
     def matching(cls, expression: str, columns: Sequence[str] = (), spaceless: bool = False) -> list[int]:

@@ -69,12 +69,19 @@ if TYPE_CHECKING:
 class Decision:
     """What the policy did with one memory, for `memindex explain`."""
 
-    __slots__ = ("path", "kept", "rule", "score", "coverage", "probability")
+    __slots__ = ("path", "kept", "_rule", "score", "coverage", "probability")
 
-    def __init__(self, path: str, kept: bool, rule: str, score: float, coverage: float | None,
+    def __init__(self, path: str, kept: bool, rule: str | Callable[[], str], score: float, coverage: float | None,
                  probability: float | None = None) -> None:
-        self.path, self.kept, self.rule, self.score, self.coverage = path, kept, rule, score, coverage
+        self.path, self.kept, self._rule, self.score, self.coverage = path, kept, rule, score, coverage
         self.probability = probability  # P(relevant), under the calibrated policy
+
+    @property
+    def rule(self) -> str:
+        """Why: put into words only when asked (`explain`), not on every prompt the hook sees."""
+        if callable(self._rule):
+            self._rule = self._rule()
+        return self._rule
 
 
 class Outcome:
@@ -86,7 +93,7 @@ class Outcome:
         self.intent: str | None = None
         self.dense: Dense | None = None  # the semantic worker's view, when it answered
 
-    def note(self, hit: Hit, kept: bool, rule: str, probability: float | None = None) -> None:
+    def note(self, hit: Hit, kept: bool, rule: str | Callable[[], str], probability: float | None = None) -> None:
         self.decisions.append(Decision(hit.path, kept, rule, hit.score, hit.coverage, probability))
 
 

@@ -14,9 +14,9 @@ import math
 import os
 
 from ..defaults import CATEGORY_PRIORITY, COVERAGE_TERMS, DATA_DIR
-from ..index.reads import IN_LIST, Scratch, json_list
+from ..index.reads import Scratch
 from ..lean import loads
-from ..retrieval.query import coverage
+from ..retrieval.query import column_matches, coverage
 from ..text.words import has_cjk
 
 TYPE_CHECKING = False
@@ -100,23 +100,18 @@ def _now_days(now: datetime | None) -> float:
     return time.time() / 86400.0
 
 
-def _with_questions(conn: sqlite3.Connection, rowids: list[int]) -> set[int]:
-    """Which of these memories list the questions they answer (a memory saved without them
-    cannot match there: its questions coverage is no evidence against it)."""
-    return {r for (r,) in conn.execute(
-        f"SELECT rowid FROM fts WHERE rowid IN {IN_LIST} AND questions <> ''", (json_list(rowids),))}
 
 
-def _identifiers(plan, idents: list) -> dict[int, float]:
+def _identifiers(plan, idents: list, matches: dict) -> dict[int, float]:
     """Per memory (by the rowid its words are read from), its share of the IDF mass of the
     prompt's identifiers that some memory holds (`mark_booted`, `Economy.reconcile`: terms
-    of several parts, matched as a phrase); the scratch table holds the pool's memories
-    (`coverage` loaded it). An identifier is rarely shared by accident. `idents`: the
-    prompt's terms of several parts that some memory holds."""
+    of several parts, matched as a phrase). An identifier is rarely shared by accident.
+    `idents`: the prompt's terms of several parts that some memory holds; `matches`: the
+    pool's `column_matches`."""
     mass = sum(plan.idf(t) for t in idents)
     got: dict[int, float] = {}
     for t in idents:
-        for rowid in Scratch.matching(plan.expressions[t]):
+        for rowid in matches.get(t, {}):
             got[rowid] = got.get(rowid, 0.0) + plan.idf(t) / mass
     return got
 
@@ -130,14 +125,16 @@ def features(
         return []
     plan = pool.plan
     # the prompt's coverage by each column, then the memory's whole (the hits loaded once)
+    matches = column_matches(conn, plan, active)
     cov: dict[str, list[float]] = {}
     for name, columns, absent in (("title", ("title",), None), ("tags", ("tags",), None), ("body", ("body",), None),
                                   ("questions", ("questions",), None), ("known", (), 0.0), ("all", (), None)):
-        coverage(conn, plan, active, columns=columns, absent=absent, loaded=bool(cov))
+        coverage(conn, plan, active, columns=columns, absent=absent, matches=matches)
         cov[name] = [h.coverage or 0.0 for h in active]
-    asks = _with_questions(conn, [h.via or h.rowid for h in active])
+    # a memory saved without questions cannot match there: no evidence against it
+    asks = Scratch.with_questions()
     phrases = [t for t, df in plan.df.items() if df and t.is_phrase]
-    idents = _identifiers(plan, phrases)
+    idents = _identifiers(plan, phrases, matches)
     has_ident = float(bool(phrases))
     covs = cov["all"]
     best_cov = max(covs) or 1.0
@@ -273,13 +270,20 @@ def choose(conn: sqlite3.Connection, pool: Pool, cfg: Config, now: datetime | No
     share = model.min_share * scored[0][0] if scored else 0.0
     picks: list[Hit] = []
     for p, h, f in scored:
-        why = ", ".join(f"{words} {'+' if push > 0 else '-'}" for words, push in model.reasons(f))
-        if p >= floor and p >= share and len(picks) < cfg["retrieval.max_inject"]:
+        kept = p >= floor and p >= share and len(picks) < cfg["retrieval.max_inject"]
+        if kept:
             picks.append(h)
-            outcome.note(h, True, f"P(relevant) {p:.2f} >= min_confidence {floor:.2f}" + (f": {why}" if why else ""), p)
-        else:
-            bar = (f"under min_confidence {floor:.2f}" if p < floor else
-                   f"under {model.min_share:g} x the best candidate's {scored[0][0]:.2f}" if p < share else
-                   f"beyond max_inject {cfg['retrieval.max_inject']}")
-            outcome.note(h, False, f"P(relevant) {p:.2f}, {bar}" + (f": {why}" if why else ""), p)
+        outcome.note(h, kept, lambda p=p, f=f, kept=kept: _why(model, p, f, kept, floor, scored[0][0], cfg), p)
     return picks
+
+
+def _why(model: Model, p: float, f: dict[str, float], kept: bool, floor: float, best: float, cfg: Config) -> str:
+    """`explain`'s words for one candidate's decision: its P against the bar it met or missed,
+    and the features that moved it most."""
+    why = ", ".join(f"{words} {'+' if push > 0 else '-'}" for words, push in model.reasons(f))
+    if kept:
+        return f"P(relevant) {p:.2f} >= min_confidence {floor:.2f}" + (f": {why}" if why else "")
+    bar = (f"under min_confidence {floor:.2f}" if p < floor else
+           f"under {model.min_share:g} x the best candidate's {best:.2f}" if p < model.min_share * best else
+           f"beyond max_inject {cfg['retrieval.max_inject']}")
+    return f"P(relevant) {p:.2f}, {bar}" + (f": {why}" if why else "")

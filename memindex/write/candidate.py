@@ -89,12 +89,28 @@ def containment(conn: sqlite3.Connection, plan: Any, hit: Any) -> float:
 def title_overlap(conn: sqlite3.Connection, subject: str, text: str, params: Any) -> float:
     """Share of a memory's title-and-tags IDF mass that `text` contains (same tokenizer,
     same term expressions as the engine)."""
-    from ..retrieval.query import matching_terms, plan_query
+    from ..retrieval.query import plan_query
 
     plan = plan_query(conn, subject, params)
     total = sum(plan.idf(t) for t in plan.df)
-    got = sum(plan.idf(t) for t in matching_terms(plan, text))
+    got = sum(plan.idf(t) for t in _matching_terms(plan, text))
     return got / total if total > 0 else 0.0
+
+
+def _matching_terms(plan: Any, text: str) -> list[Any]:
+    """The planned terms that a piece of text contains (FTS5 matching, scratch table)."""
+    from ..index.reads import Scratch
+    from ..text.words import has_cjk, spaceless
+
+    Scratch.load_text(text)
+    side = spaceless(text)
+    if side:
+        Scratch.load_text(side, spaceless=True)
+    return [
+        term for term in plan.df
+        if (not has_cjk(term.text) and Scratch.matching(plan.expressions[term]))
+        or (side and Scratch.matching(plan.expressions[term], spaceless=True))
+    ]
 
 
 def _key_content(category: str, content: object) -> dict[str, Any]:
