@@ -59,7 +59,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,7 +143,6 @@ def locomo_stores(tmp: Path, path: Path = LOCOMO_JSON) -> list[Store]:
 
 
 SMALL_SIZES = ((2, 2), (6, 6))  # (prompts, other memories) per small store: about 6 and 17 memories
-_SUCCESSOR = re.compile(r"(?:decisions|runbooks|constraints|tech-debt|preferences|sessions)/[a-z0-9-]+")
 
 
 def small_stores(store: Store, tmp: Path, prompts: int, others: int, seed: int = 7) -> list[Store]:
@@ -153,6 +151,8 @@ def small_stores(store: Store, tmp: Path, prompts: int, others: int, seed: int =
     and `others` of its other memories at random. The prompts keep their ids, so each stays
     in its set's dev or held-out slice."""
     import random
+
+    from memindex.store.files import successor_refs
 
     rng = random.Random(f"{seed}/{store.name}/{prompts}")
     files = sorted(str(p.relative_to(store.root)) for p in store.root.rglob("*.json") if p.parent != store.root)
@@ -165,7 +165,8 @@ def small_stores(store: Store, tmp: Path, prompts: int, others: int, seed: int =
         for rel in sorted(keep):
             if (store.root / rel).is_file():
                 data = json.loads((store.root / rel).read_text(encoding="utf-8"))
-                keep |= {m + ".json" for m in _SUCCESSOR.findall(data.get("retired_reason") or "")}
+                refs = successor_refs(data)
+                keep |= {f for f in files if f.removesuffix(".json") in refs or f.split("/")[-1].removesuffix(".json") in refs}
         rest = [f for f in files if f not in keep]
         keep |= set(rng.sample(rest, min(others, len(rest))))
         root = tmp / f"{store.name}-small{prompts}-{i}" / ".claude" / "memory"
