@@ -290,7 +290,8 @@ def parse_config(data: object, source: str | None = None) -> Config:
     cfg = Config(source=source)
     _apply(SPEC, data, "", cfg)
     if cfg["retrieval.match_strategy"] == "calibrated":
-        for key in sorted(_set_keys(data) & set(RULE_THRESHOLDS)):
+        refused = {w.split(":", 1)[0] for w in cfg.warnings}  # one warning a key: a bad value says so already
+        for key in sorted(_set_keys(data) & set(RULE_THRESHOLDS) - refused):
             cfg.warnings.append(f"{key} applies to match_strategy fts5_bm25 only; the calibrated policy "
                                 "has one threshold, retrieval.min_confidence")
     return cfg

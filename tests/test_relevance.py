@@ -157,6 +157,8 @@ def test_old_threshold_keys_with_the_calibrated_policy_get_a_clear_warning() -> 
     assert any("retrieval.min_coverage" in w and "min_confidence" in w for w in cfg.warnings)
     rules = parse_config({"retrieval": {"match_strategy": "fts5_bm25", "min_coverage": 0.2}})
     assert rules["retrieval.min_coverage"] == 0.2 and not rules.warnings
+    bad = parse_config({"retrieval": {"match_strategy": "calibrated", "min_coverage": 1.5}})
+    assert len(bad.warnings) == 1 and bad.warnings[0].startswith("retrieval.min_coverage:")  # one warning a key
 
 
 def test_explain_shows_each_candidate_s_probability_and_what_moved_it(root: Path) -> None:

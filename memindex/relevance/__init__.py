@@ -16,7 +16,7 @@ import os
 from ..defaults import CATEGORY_PRIORITY, COVERAGE_TERMS, DATA_DIR
 from ..index.reads import Scratch
 from ..lean import loads
-from ..retrieval.query import column_matches, coverage
+from ..retrieval.query import coverage
 from ..text.words import has_cjk
 
 TYPE_CHECKING = False
@@ -114,6 +114,27 @@ def _identifiers(plan, idents: list, matches: dict) -> dict[int, float]:
         for rowid in matches.get(t, {}):
             got[rowid] = got.get(rowid, 0.0) + plan.idf(t) / mass
     return got
+
+
+def column_matches(conn: sqlite3.Connection, plan, hits: list[Hit]) -> dict:
+    """For each of the plan's terms some memory holds, the columns of each of these hits
+    (by the rowid its words are read from) that match it: one query a term for every column
+    at once (highlight() marks them), where a coverage per column took one query a term and
+    column; `coverage(matches=...)` reads them."""
+    rowids = {hit.via or hit.rowid for hit in hits}
+    Scratch.load_from(conn, rowids)
+    if plan.side_df:
+        Scratch.load_from(conn, rowids, spaceless=True)
+    out: dict = {}
+    for term, df in plan.df.items():
+        if df == 0:
+            continue
+        found = Scratch.columns_matching(plan.expressions[term]) if df > plan.side_df.get(term, 0) else {}
+        if term in plan.side_df:
+            for rowid, cols in Scratch.columns_matching(plan.expressions[term], spaceless=True).items():
+                found[rowid] = found.get(rowid, frozenset()) | cols
+        out[term] = found
+    return out
 
 
 def features(

@@ -398,8 +398,8 @@ def coverage(
     `top_terms` heaviest terms (None: all), so a long, specific prompt is not diluted by
     its incidental words; `columns` limits what may match (the write path ignores the
     category words). Hits are re-matched term by term in a scratch FTS5 table: exact FTS5
-    semantics at the cost of a few tiny queries (`matches`: `column_matches` of these same
-    hits, for a caller measuring several columns in a row)."""
+    semantics at the cost of a few tiny queries (`matches`: which columns of these hits
+    match each term, for a caller measuring several columns in a row: the relevance model)."""
     weights = {t: plan.idf(t) if df or absent is None else absent for t, df in plan.df.items()}
     values = list(weights.values())
     if plan.runs:  # bigrams: seams between words weigh nothing, unknown words do
@@ -414,35 +414,27 @@ def coverage(
         return
     # A replacement found through a retired memory is judged by the words that found it.
     by_rowid = {hit.via or hit.rowid: hit for hit in hits}
-    matches = column_matches(conn, plan, hits) if matches is None else matches
-    wanted = set(columns)
     got = {rowid: 0.0 for rowid in by_rowid}
-    for term, found in matches.items():
-        for rowid, cols in found.items():
-            if rowid in got and (not wanted or cols & wanted):
+    if matches is not None:
+        wanted = set(columns)
+        for term, found in matches.items():
+            for rowid, cols in found.items():
+                if rowid in got and (not wanted or cols & wanted):
+                    got[rowid] += weights[term]
+    else:
+        Scratch.load_from(conn, by_rowid)
+        if plan.side_df:
+            Scratch.load_from(conn, by_rowid, spaceless=True)
+        for term, df in plan.df.items():
+            if df == 0:
+                continue
+            found = Scratch.matching(plan.expressions[term], columns) if df > plan.side_df.get(term, 0) else []
+            if term in plan.side_df:
+                found = {*found, *Scratch.matching(plan.expressions[term], columns, spaceless=True)}
+            for rowid in found:
                 got[rowid] += weights[term]
     for rowid, hit in by_rowid.items():
         hit.coverage = min(got[rowid] / total, 1.0)
-
-
-def column_matches(conn: sqlite3.Connection, plan: QueryPlan, hits: Sequence[Hit]) -> dict[Term, dict[int, frozenset[str]]]:
-    """For each of the plan's terms some memory holds, the columns of each of these hits
-    (by the rowid its words are read from) that match it: one query a term for every
-    column at once, for `coverage(matches=...)` of several columns in a row."""
-    rowids = {hit.via or hit.rowid for hit in hits}
-    Scratch.load_from(conn, rowids)
-    if plan.side_df:
-        Scratch.load_from(conn, rowids, spaceless=True)
-    out: dict[Term, dict[int, frozenset[str]]] = {}
-    for term, df in plan.df.items():
-        if df == 0:
-            continue
-        found = Scratch.columns_matching(plan.expressions[term]) if df > plan.side_df.get(term, 0) else {}
-        if term in plan.side_df:
-            for rowid, cols in Scratch.columns_matching(plan.expressions[term], spaceless=True).items():
-                found[rowid] = found.get(rowid, frozenset()) | cols
-        out[term] = found
-    return out
 
 
 def latest(conn: sqlite3.Connection, category: str, limit: int) -> list[Hit]:
