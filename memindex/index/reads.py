@@ -273,39 +273,38 @@ class Scratch:
             rows = conn.execute(
                 f"SELECT rowid, title, tags, body, questions FROM fts_cjk WHERE rowid IN {IN_LIST}", (json_list(rowids),)
             ).fetchall()
-            db = cls._db(True)
-            db.execute("DELETE FROM hc")
+            db = cls._empty("hc")
             db.executemany("INSERT INTO hc(rowid, title, tags, body, questions) VALUES (?,?,?,?,?)", rows)
-            cls._compact(db, "hc")
             return
         rows = conn.execute(
             f"SELECT rowid, title, tags, body, kind, questions FROM fts WHERE rowid IN {IN_LIST}", (json_list(rowids),)
         ).fetchall()
-        db = cls._db()
-        db.execute("DELETE FROM h")
+        db = cls._empty("h")
         db.executemany("INSERT INTO h(rowid, title, tags, body, kind, questions) VALUES (?,?,?,?,?,?)", rows)
-        cls._compact(db, "h")
 
-    _reloaded: set[str] = set()
+    _loaded: set[str] = set()
 
     @classmethod
-    def _compact(cls, db: sqlite3.Connection, table: str) -> None:
-        """Merge a reloaded table into one segment: FTS5 keeps a deleted row's entries until
-        a merge, so a long-lived process (the MCP server, an evaluation) reloading the table
-        thousands of times saw each query slow down (2x after 200 reloads). A table loaded
-        once (the prompt hook's) has nothing to merge."""
-        if table in cls._reloaded:
-            db.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
-        cls._reloaded.add(table)
+    def _empty(cls, table: str) -> sqlite3.Connection:
+        """The scratch connection with `table` empty: made anew once it has been loaded (FTS5
+        keeps a deleted row's entries until a merge, so a long-lived process, the MCP server
+        or an evaluation, reloading a table thousands of times saw each query slow down,
+        2x after 200 reloads; merging it with 'optimize' instead broke the table after
+        thousands of reloads)."""
+        db = cls._db(table == "hc")
+        if table in cls._loaded:
+            db.execute(f"DROP TABLE {table}")
+            columns = SCRATCH_SPACELESS if table == "hc" else SCRATCH_COLUMNS
+            db.execute(f"CREATE VIRTUAL TABLE {table} USING fts5({', '.join(columns)}, tokenize='{TOKENIZER}')")
+        cls._loaded.add(table)
+        return db
 
     @classmethod
     def load_text(cls, text: str, spaceless: bool = False) -> None:
         """One piece of free text, as the body of rowid 1 (`spaceless`: `cjk.segment`ed text, in `hc`)."""
         table = "hc" if spaceless else "h"
-        db = cls._db(spaceless)
-        db.execute(f"DELETE FROM {table}")
+        db = cls._empty(table)
         db.execute(f"INSERT INTO {table}(rowid, body) VALUES (1, ?)", (text,))
-        cls._compact(db, table)
 
     @classmethod
     def with_questions(cls) -> set[int]:
