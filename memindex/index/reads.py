@@ -254,6 +254,7 @@ class Scratch:
 
     _conn: sqlite3.Connection | None = None
     _spaceless = False
+    _loaded: set[str] = set()  # the tables loaded once already (`_empty` makes them anew)
 
     @classmethod
     def _db(cls, spaceless: bool = False) -> sqlite3.Connection:
@@ -281,8 +282,6 @@ class Scratch:
         ).fetchall()
         db = cls._empty("h")
         db.executemany("INSERT INTO h(rowid, title, tags, body, kind, questions) VALUES (?,?,?,?,?,?)", rows)
-
-    _loaded: set[str] = set()
 
     @classmethod
     def _empty(cls, table: str) -> sqlite3.Connection:

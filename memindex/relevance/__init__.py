@@ -28,6 +28,10 @@ if TYPE_CHECKING:
     from ..policy.dense import Dense
     from ..policy.inject import Outcome, Pool
     from ..lean import sqlite3
+    from ..retrieval.query import QueryPlan
+    from ..text.words import Term
+
+    Matches = dict[Term, dict[int, frozenset[str]]]  # per term, per memory, the columns it matches in
 
 WEIGHTS_FILE = os.path.join(DATA_DIR, "relevance.json")
 
@@ -102,7 +106,7 @@ def _now_days(now: datetime | None) -> float:
 
 
 
-def _identifiers(plan, idents: list, matches: dict) -> dict[int, float]:
+def _identifiers(plan: QueryPlan, idents: list[Term], matches: Matches) -> dict[int, float]:
     """Per memory (by the rowid its words are read from), its share of the IDF mass of the
     prompt's identifiers that some memory holds (`mark_booted`, `Economy.reconcile`: terms
     of several parts, matched as a phrase). An identifier is rarely shared by accident.
@@ -116,7 +120,7 @@ def _identifiers(plan, idents: list, matches: dict) -> dict[int, float]:
     return got
 
 
-def column_matches(conn: sqlite3.Connection, plan, hits: list[Hit]) -> dict:
+def column_matches(conn: sqlite3.Connection, plan: QueryPlan, hits: list[Hit]) -> Matches:
     """For each of the plan's terms some memory holds, the columns of each of these hits
     (by the rowid its words are read from) that match it: one query a term for every column
     at once (highlight() marks them), where a coverage per column took one query a term and
@@ -125,7 +129,7 @@ def column_matches(conn: sqlite3.Connection, plan, hits: list[Hit]) -> dict:
     Scratch.load_from(conn, rowids)
     if plan.side_df:
         Scratch.load_from(conn, rowids, spaceless=True)
-    out: dict = {}
+    out: Matches = {}
     for term, df in plan.df.items():
         if df == 0:
             continue

@@ -29,7 +29,7 @@ from .hits import Hit, rank_key
 from ..index import reads
 from ..index.reads import Scratch
 from ..lean import sqlite3
-from ..text.words import Term, has_cjk, query_terms, spaceless, valid_unicode
+from ..text.words import Term, has_cjk, query_terms, valid_unicode
 
 TYPE_CHECKING = False  # typing costs the hook 3 ms to import; annotations only
 if TYPE_CHECKING:
