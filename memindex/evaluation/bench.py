@@ -50,12 +50,13 @@ def time_process(cmd: list[str], stdin: bytes, env: dict) -> float:
     return time.perf_counter() - start
 
 
-def series(jobs: list[tuple[list[str], list[bytes]]], env: dict, runs: int) -> list[tuple[float, float]]:
-    """p50/p95 of each (command, payloads), their runs interleaved so that drift hits all alike."""
+def series(jobs: list[tuple], env: dict, runs: int) -> list[tuple[float, float]]:
+    """p50/p95 of each (command, payloads[, environment of its own]), their runs interleaved
+    so that drift hits all alike."""
     times: list[list[float]] = [[] for _ in jobs]
     for i in range(runs):
-        for (cmd, payloads), samples in zip(jobs, times):
-            samples.append(time_process(cmd, payloads[i % len(payloads)], env))
+        for (cmd, payloads, *own), samples in zip(jobs, times):
+            samples.append(time_process(cmd, payloads[i % len(payloads)], own[0] if own else env))
     return [(statistics.median(t), sorted(t)[min(len(t) - 1, int(len(t) * 0.95))]) for t in times]
 
 
