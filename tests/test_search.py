@@ -650,3 +650,34 @@ def test_the_scratch_table_stays_right_over_thousands_of_reloads() -> None:
         expected = {r for r in rowids if "stripe" in index_conn.execute("SELECT title || ' ' || body FROM fts WHERE rowid = ?", (r,)).fetchone()[0]}
         assert set(Scratch.matching('"strip"*')) == expected, n
         assert Scratch.with_questions() == {r for r in rowids if r % 2}
+
+
+def test_each_thread_re_matches_in_a_scratch_table_of_its_own() -> None:
+    """The MCP server runs its tools in worker threads (`explain` and `save` re-match a few
+    memories in the scratch table): one thread's load must never land in another's query."""
+    import sqlite3
+    import threading
+
+    from memindex.index.reads import Scratch
+
+    index_conn = sqlite3.connect(":memory:", check_same_thread=False)  # the index may be shared; the scratch may not
+    index_conn.execute("CREATE VIRTUAL TABLE fts USING fts5(title, tags, body, kind, questions)")
+    for rowid in range(1, 41):
+        index_conn.execute("INSERT INTO fts(rowid, title, tags, body, kind, questions) VALUES (?,?,?,?,?,?)",
+                           (rowid, f"memory {rowid}", "", "stripe webhook" if rowid % 2 else "postgres pool", "runbook", ""))
+    wrong: list[tuple[int, int, set[int]]] = []
+
+    def work(first: int) -> None:
+        for n in range(300):
+            rows = [first + (n % 4) * 2, first + 1 + (n % 4) * 2]  # one with stripe, one without
+            Scratch.load_from(index_conn, rows)
+            got = set(Scratch.matching('"stripe"'))
+            if got != {r for r in rows if r % 2}:
+                wrong.append((first, n, got))
+
+    threads = [threading.Thread(target=work, args=(1 + 10 * i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == []

@@ -7,6 +7,8 @@ because SQLite builds cap bound variables (999 in older ones).
 
 from __future__ import annotations
 
+from _thread import get_ident
+
 from ..defaults import TOKENIZER
 from ..lean import dumps, loads, sqlite3
 from .db import meta_values
@@ -247,25 +249,42 @@ SCRATCH_COLUMNS = ("title", "tags", "body", "kind", "questions")  # the scratch 
 SCRATCH_SPACELESS = ("title", "tags", "body", "questions")
 
 
+class _Tables:
+    """One thread's scratch connection and what it has loaded."""
+
+    __slots__ = ("conn", "spaceless", "loaded")
+
+    def __init__(self) -> None:
+        self.conn = sqlite3.connect(":memory:")
+        self.conn.execute(f"CREATE VIRTUAL TABLE h USING fts5({', '.join(SCRATCH_COLUMNS)}, tokenize='{TOKENIZER}')")
+        self.spaceless = False  # `hc` made (on first use)
+        self.loaded: set[str] = set()  # the tables loaded once already (`Scratch._empty` makes them anew)
+
+
 class Scratch:
     """A private in-memory FTS5 table with the index's tokenizer, to re-check which terms a
     handful of memories match: exact FTS5 semantics, no second matcher to drift. With
-    `spaceless`, its twin `hc` holds what `fts_cjk` holds (made on first use)."""
+    `spaceless`, its twin `hc` holds what `fts_cjk` holds (made on first use). One per
+    thread: the MCP server runs its tools in worker threads, and one thread's load must
+    not land in another's query."""
 
-    _conn: sqlite3.Connection | None = None
-    _spaceless = False
-    _loaded: set[str] = set()  # the tables loaded once already (`_empty` makes them anew)
+    _tables: dict[int, _Tables] = {}
+
+    @classmethod
+    def _state(cls) -> _Tables:
+        key = get_ident()
+        state = cls._tables.get(key)
+        if state is None:
+            state = cls._tables[key] = _Tables()
+        return state
 
     @classmethod
     def _db(cls, spaceless: bool = False) -> sqlite3.Connection:
-        if cls._conn is None:
-            conn = sqlite3.connect(":memory:", check_same_thread=False)
-            conn.execute(f"CREATE VIRTUAL TABLE h USING fts5({', '.join(SCRATCH_COLUMNS)}, tokenize='{TOKENIZER}')")
-            cls._conn = conn
-        if spaceless and not cls._spaceless:
-            cls._conn.execute(f"CREATE VIRTUAL TABLE hc USING fts5({', '.join(SCRATCH_SPACELESS)}, tokenize='{TOKENIZER}')")
-            cls._spaceless = True
-        return cls._conn
+        state = cls._state()
+        if spaceless and not state.spaceless:
+            state.conn.execute(f"CREATE VIRTUAL TABLE hc USING fts5({', '.join(SCRATCH_SPACELESS)}, tokenize='{TOKENIZER}')")
+            state.spaceless = True
+        return state.conn
 
     @classmethod
     def load_from(cls, conn: sqlite3.Connection, rowids: Iterable[int], spaceless: bool = False) -> None:
@@ -290,12 +309,12 @@ class Scratch:
         or an evaluation, reloading a table thousands of times saw each query slow down,
         2x after 200 reloads; merging it with 'optimize' instead broke the table after
         thousands of reloads)."""
-        db = cls._db(table == "hc")
-        if table in cls._loaded:
+        db, loaded = cls._db(table == "hc"), cls._state().loaded
+        if table in loaded:
             db.execute(f"DROP TABLE {table}")
             columns = SCRATCH_SPACELESS if table == "hc" else SCRATCH_COLUMNS
             db.execute(f"CREATE VIRTUAL TABLE {table} USING fts5({', '.join(columns)}, tokenize='{TOKENIZER}')")
-        cls._loaded.add(table)
+        loaded.add(table)
         return db
 
     @classmethod
