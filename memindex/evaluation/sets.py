@@ -142,7 +142,7 @@ def locomo_stores(tmp: Path, path: Path = LOCOMO_JSON) -> list[Store]:
     return [Store("locomo", conv, tmp / "locomo" / conv / ".claude" / "memory", qs) for conv, qs in sorted(built.items())]
 
 
-SMALL_SIZES = ((2, 2), (6, 6))  # (prompts, other memories) per small store: about 6 and 17 memories
+SMALL_SIZES = ((2, 2), (6, 6))  # (prompts, other memories) per small store: about 6 and 20 memories
 
 
 def small_stores(store: Store, tmp: Path, prompts: int, others: int, seed: int = 7) -> list[Store]:

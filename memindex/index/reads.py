@@ -7,7 +7,7 @@ because SQLite builds cap bound variables (999 in older ones).
 
 from __future__ import annotations
 
-from _thread import get_ident
+from _thread import _local as thread_local
 
 from ..defaults import TOKENIZER
 from ..lean import dumps, loads, sqlite3
@@ -268,14 +268,13 @@ class Scratch:
     thread: the MCP server runs its tools in worker threads, and one thread's load must
     not land in another's query."""
 
-    _tables: dict[int, _Tables] = {}
+    _local = thread_local()  # threading.local without importing threading (the hook)
 
     @classmethod
     def _state(cls) -> _Tables:
-        key = get_ident()
-        state = cls._tables.get(key)
+        state = getattr(cls._local, "tables", None)
         if state is None:
-            state = cls._tables[key] = _Tables()
+            state = cls._local.tables = _Tables()
         return state
 
     @classmethod

@@ -104,8 +104,6 @@ def _now_days(now: datetime | None) -> float:
     return time.time() / 86400.0
 
 
-
-
 def _identifiers(plan: QueryPlan, idents: list[Term], matches: Matches) -> dict[int, float]:
     """Per memory (by the rowid its words are read from), its share of the IDF mass of the
     prompt's identifiers that some memory holds (`mark_booted`, `Economy.reconcile`: terms

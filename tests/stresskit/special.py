@@ -199,4 +199,4 @@ def scenario_fuzz(ctx: Context) -> None:
     fuzz_memory_files(ctx, ctx.fuzz_seconds_for("files"))
     special_filesystem(ctx)
     special_write_path(ctx)
-    Scratch._tables.clear()  # drop the scratch FTS5 tables the fuzzers filled
+    Scratch._local.tables = None  # drop the scratch FTS5 tables the fuzzers filled
