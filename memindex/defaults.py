@@ -121,10 +121,13 @@ QUESTIONS_MAX = 8
 QUESTION_MAX_CHARS = 200
 FILES_INDEX_MAX = 64  # related files indexed per memory (file-anchored recall)
 DENSE_K = 20  # the semantic worker's nearest memories the injection policy is told per prompt
-# Below this many memories the calibrated policy leaves the choice to the rules: FTS5's BM25
-# gives a word found in half the memories or more an IDF of zero, so in a store of one or two
-# every word score is zero and the model's main evidence is missing (the rules use coverage).
-CALIBRATED_MIN_DOCS = 3
+# Below this many memories the calibrated policy leaves the choice to the rules. The model
+# learnt on stores of 50-130 memories; in a store of a handful most of a prompt's words are in
+# no memory (its strongest sign of an unrelated prompt) and FTS5's BM25 gives any word found in
+# half the memories or more an IDF of zero (in a store of one or two, every word score is zero).
+# Measured on the judged sets cut small (docs/evaluation.md, "Fifth round"): in stores of 3-7
+# memories the model's grade-2 recall was under the rules', from 8 on even or above.
+CALIBRATED_MIN_DOCS = 8
 NEAREST_CANDIDATES = 3  # the calibrated policy also scores the prompt's this many nearest memories by meaning
 STANDOUT_PEERS = 9  # rule 7 compares the nearest memory's cosine with the mean of the next this many
 FILE_ANCHOR_MAX = 3  # a file named by more memories than this anchors none (README.md)

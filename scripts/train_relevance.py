@@ -37,8 +37,10 @@ from memindex.evaluation.metrics import table  # noqa: E402
 from memindex.evaluation.sets import LOCOMO_JSON, SMALL_SIZES, all_sets, small_stores  # noqa: E402
 from memindex.relevance import WEIGHTS_FILE, Model  # noqa: E402
 
-# the sets trained on (their dev slices); jetty, written blind and measured once whole, joined after
-ENGINEERING = ("harbor", "atlas", "cedar", "fjord", "quarry", "sedge", "heron", "ibis", "jetty")
+# the sets trained on (their dev slices); jetty, lumen, mesa, nectar and onyx, each written
+# blind and measured once whole, joined after
+ENGINEERING = ("harbor", "atlas", "cedar", "fjord", "quarry", "sedge", "heron", "ibis", "jetty",
+               "lumen", "mesa", "nectar", "onyx")
 WITH_QUESTIONS = tuple(s for s in ENGINEERING if s in LOCAL_SETS)  # the sets with blind questions
 LEXICAL = [
     "rel_score", "norm_score", "top", "rank", "gap_next", "coverage", "coverage_rel", "coverage_top",
@@ -63,10 +65,12 @@ def as_model(name: str, fitted: dict, threshold: float) -> Model:
 
 def train(prompts: list[rel.Prompt], names: list[str], kind: str) -> Model:
     """A model on these prompts' dev slices, its threshold and share of the best chosen on
-    the same prompts (the small stores are judged, never trained on)."""
+    the same prompts scored out of fold, each set by a model fitted on the others
+    (`rel.out_of_fold`; the small stores are judged, never trained on)."""
     dev = [p for p in prompts if not p.holdout and not p.small]
     model = as_model(kind, rel.fit(dev, names, L2), 0.5)
-    model.min_confidence, model.min_share = rel.choose_threshold(dev, rel.probabilities(model, dev))
+    model.min_confidence, model.min_share = rel.choose_threshold(
+        *rel.out_of_fold(dev, lambda part: as_model(kind, rel.fit(part, names, L2), 0.5)))
     return model
 
 

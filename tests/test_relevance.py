@@ -16,6 +16,7 @@ from conftest import trust_config
 
 from memindex import index, relevance
 from memindex.config import Config, parse_config
+from memindex.defaults import CALIBRATED_MIN_DOCS
 from memindex.policy.inject import candidate_pool, decide
 from memindex.index.sync import sync
 from test_hook import put
@@ -193,11 +194,12 @@ def test_the_shipped_semantic_model_is_what_training_produces() -> None:
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-def test_a_store_of_one_or_two_memories_is_left_to_the_rules(tmp_path: Path) -> None:
-    """FTS5's BM25 gives a word found in half the memories or more an IDF of zero, so in a
-    store of one or two memories every word score is zero, the model's main evidence: the
-    rules decide there (a clear match is injected, as for a new user's first memory); from
-    three memories on, the model does."""
+def test_a_store_of_a_handful_of_memories_is_left_to_the_rules(tmp_path: Path) -> None:
+    """The model learnt on stores of 50-130 memories: in a handful most of a prompt's words
+    are in no memory (its sign of an unrelated prompt) and FTS5 gives a word in half of them
+    an IDF of zero (in one or two, every word score is zero). Below `CALIBRATED_MIN_DOCS`
+    the rules decide (a clear match is injected, as for a new user's first memory); from
+    there on, the model does."""
     root = tmp_path / "p" / ".claude" / "memory"
     put(root, "runbook", "stripe-webhook", "Stripe webhook signature failures", ["stripe"],
         "webhook returns 400 because the signing secret differs")
@@ -207,12 +209,20 @@ def test_a_store_of_one_or_two_memories_is_left_to_the_rules(tmp_path: Path) -> 
         one = decide(conn, prompt, parse_config(CALIBRATED))
     assert [h.path for h in one.hits] == ["runbooks/stripe-webhook.json"]
     assert [(d.probability, d.rule) for d in one.decisions] == [(None, "a clear word match")]
-    put(root, "decision", "postgres", "Chose Postgres for orders", ["db"], "Postgres over MySQL for the orders service")
-    put(root, "preference", "tabs", "Indent with four spaces", ["style"], "Four spaces, never tabs, in Python code")
-    sync(root, Config())
-    with index.open_reader(root) as conn:
-        three = decide(conn, prompt, parse_config(CALIBRATED))
-    assert three.decisions and all(d.probability is not None for d in three.decisions)
+    others = [("Chose Postgres for orders", "Postgres over MySQL for the orders service"),
+              ("Indent with four spaces", "Four spaces, never tabs, in Python code"),
+              ("Redis for session cache", "Sessions live in Redis with a one hour expiry"),
+              ("Deploy on Fridays", "No deploys after Friday noon"),
+              ("Feature flags in LaunchDarkly", "Every risky change ships behind a flag"),
+              ("Logs in JSON", "Services log one JSON object a line"),
+              ("Pin Python 3.12", "CI and production both run Python 3.12")]
+    for i, (title, body) in enumerate(others):
+        put(root, "decision", f"d{i}", title, ["misc"], body)
+        sync(root, Config())
+        with index.open_reader(root) as conn:
+            got = decide(conn, prompt, parse_config(CALIBRATED))
+        calibrated = bool(got.decisions) and all(d.probability is not None for d in got.decisions)
+        assert calibrated == (i + 2 >= CALIBRATED_MIN_DOCS), i + 2
 
 
 def test_words_of_text_without_spaces_are_not_counted_unknown_at_their_seams(tmp_path: Path) -> None:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memindex import index
+from memindex.defaults import CALIBRATED_MIN_DOCS
+from memindex.index import reads
 from memindex.config import parse_config
 from memindex.policy.inject import candidate_pool, decide, with_nearest
 from memindex.policy.prompt import intents_of
@@ -40,6 +42,7 @@ class Prompt:
     resume: bool = False
     questions: bool = False  # its store's memories carry their blind questions (`sets.add_questions`)
     small: bool = False  # asked of a small store cut from its set (`sets.small_stores`)
+    docs: int = 0  # memories in its store (below `CALIBRATED_MIN_DOCS` the rules decide)
     cands: list[tuple[str, dict[str, float]]] = field(default_factory=list)
     # search ranking (`collect(ranking=True)`, with the worker): the top 10 of `memindex
     # search` (BM25 and dense fused), of BM25 alone and of the dense channel alone, and the
@@ -64,6 +67,7 @@ def collect(stores: list[Store], semantic: bool = False, questions: bool = False
     for store in stores:
         sync(store.root, cfg)
         conn = index.open_reader(store.root)
+        docs = reads.doc_count(conn)
         strategy = Strategy("rules", semantic=semantic)
         with tempfile.TemporaryDirectory(prefix="memindex-rel-") as tmp_name:
             tmp = Path(tmp_name)
@@ -72,7 +76,8 @@ def collect(stores: list[Store], semantic: bool = False, questions: bool = False
                 dense_fn = strategy.worker_view(conn, q["query"], turns) if semantic else None
                 outcome = decide(conn, q["query"], cfg, turns=turns, now=NOW, params=params, dense=dense_fn)
                 p = Prompt(store.set_name, store.name, q["id"], q.get("kind", ""), is_holdout(store.set_name, q["id"]),
-                           dict(q["judgments"]), [h.path for h in outcome.hits], questions=questions, small=small)
+                           dict(q["judgments"]), [h.path for h in outcome.hits], questions=questions, small=small,
+                           docs=docs)
                 if outcome.intent == "resume" or "resume" in intents_of(q["query"]):
                     p.resume = True
                 elif len(q["query"].strip()) >= cfg["retrieval.min_prompt_chars"]:
@@ -187,8 +192,10 @@ def policy_metrics(prompts: list[Prompt], chosen: list[list[str]]) -> dict[str, 
 def model_choice(prompts: list[Prompt], scored: list[list[tuple[str, float]]], threshold: float,
                  max_inject: int = 3, share: float = 0.0) -> list[list[str]]:
     """What the calibrated policy injects: the rules' choice where the prompt asks to resume
-    (rule 3 is not about relevance), else `picks`."""
-    return [p.rules if p.resume else picks(s, threshold, max_inject, share) for p, s in zip(prompts, scored)]
+    (rule 3 is not about relevance) or its store is too small for the model
+    (`CALIBRATED_MIN_DOCS`), else `picks`."""
+    return [p.rules if p.resume or p.docs < CALIBRATED_MIN_DOCS else picks(s, threshold, max_inject, share)
+            for p, s in zip(prompts, scored)]
 
 
 BETA = 0.8  # precision weighs a little more than recall: the issue's targets are a precision at a recall
@@ -202,8 +209,22 @@ def objective(m: dict[str, float]) -> float:
     return f - 0.5 * m["false_inject"]
 
 
+def out_of_fold(prompts: list[Prompt], fit_model) -> tuple[list[Prompt], list[list[tuple[str, float]]]]:
+    """Each set's prompts scored by a model (`fit_model(prompts)`) fitted on the other sets
+    only: where a threshold is chosen, the model must be as it is on a store it never saw
+    (a model scoring its own training prompts is surer of them than of a new store's)."""
+    held: list[Prompt] = []
+    scored: list[list[tuple[str, float]]] = []
+    for name in sorted({p.set_name for p in prompts}):
+        test = [p for p in prompts if p.set_name == name]
+        held += test
+        scored += probabilities(fit_model([p for p in prompts if p.set_name != name]), test)
+    return held, scored
+
+
 def choose_threshold(prompts: list[Prompt], scored: list[list[tuple[str, float]]]) -> tuple[float, float]:
-    """`min_confidence` and `min_share`, chosen together on these (training) prompts."""
+    """`min_confidence` and `min_share`, chosen together on these (training) prompts, each
+    scored out of fold (`out_of_fold`)."""
     grid = [(t / 100, s / 10) for t in range(5, 96) for s in range(0, 10)]
     return max(grid, key=lambda ts: (objective(policy_metrics(prompts, model_choice(prompts, scored, ts[0], 3, ts[1]))), ts))
 

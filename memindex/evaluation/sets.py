@@ -30,19 +30,26 @@
   other engineering sets'; it has no questions.json);
 - lumen: evalsets/lumen, written blind by an eighth helper (a video transcoding platform;
   103 memories, 95 prompts, 23 unrelated), measured once, whole and unseen, through the
-  real hook, rules against the calibrated model (docs/evaluation.md); not trained on; no
-  questions.json.
+  real hook, rules against the calibrated model (docs/evaluation.md); its dev slice trained
+  on since the relevance model's fifth round; no questions.json.
 - mesa: evalsets/mesa, written blind by a ninth helper (a transit agency's live bus-arrival
   and ticketing platform; 106 memories, 102 of them with save-time questions written
   before the prompts, 95 prompts, 20 unrelated), measured once, whole and unseen, through
   the real hook, rules against the calibrated model, lexical and with the worker
-  (docs/evaluation.md); not trained on; no questions.json.
+  (docs/evaluation.md); its dev slice trained on since the fifth round; no questions.json.
 - nectar and onyx: evalsets/nectar and evalsets/onyx, written blind by two more helpers at
   the same time (a B2B wholesale ordering platform for grocery distributors, 104 memories,
   90 prompts, 18 unrelated; firmware and cloud for 30,000 soil and weather sensors, 110
   memories, 90 prompts, 18 unrelated; every memory with save-time questions written before
   the prompts), each measured through the real hook, rules against the calibrated model,
-  lexical and with the worker (docs/evaluation.md); not trained on; no questions.json.
+  lexical and with the worker (docs/evaluation.md); their dev slices trained on since the
+  fifth round; no questions.json.
+- pylon and reef: evalsets/pylon and evalsets/reef, written blind by two more helpers at the
+  same time (the backend of a mobile bank for freelancers, 99 memories, 90 prompts, 18
+  unrelated; an open-source documentation toolchain in Rust with a hosted preview service,
+  93 memories, 90 prompts, 18 unrelated; save-time questions written before the prompts),
+  each measured once through the real hook, rules against the fifth round's model, lexical
+  and with the worker (docs/evaluation.md); not trained on; no questions.json.
 
 Each local set also has `questions.json`: for every memory (path relative to the memory
 folder), the questions a model would write at save time (the `questions` field), written
@@ -65,7 +72,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent.parent
 HOLDOUT_SHARE = 0.3
-SETS = ("harbor", "atlas", "locomo", "cedar", "fjord", "quarry", "sedge", "heron", "ibis", "jetty", "lumen", "mesa", "nectar", "onyx")  # every set, in the order tables show them
+SETS = ("harbor", "atlas", "locomo", "cedar", "fjord", "quarry", "sedge", "heron", "ibis", "jetty", "lumen", "mesa", "nectar", "onyx", "pylon", "reef")  # every set, in the order tables show them
 # the shared data folder beside the repository (or beside the folder of its git worktrees)
 LOCOMO_JSON = next((p for p in (REPO.parent / "shared" / "data" / "locomo" / "locomo10.json",
                                 REPO.parent.parent / "shared" / "data" / "locomo" / "locomo10.json") if p.exists()),
