@@ -80,7 +80,7 @@ SPEC: dict[str, object] = {
         # "calibrated": the relevance model (memindex/relevance) decides; "fts5_bm25": the
         # hand-set rules below (relative_cutoff, min_coverage, min_relative_coverage);
         # "title_tags": the old keyword matcher (the kill switch)
-        "match_strategy": Leaf("fts5_bm25", choices=("calibrated", "fts5_bm25", "title_tags")),
+        "match_strategy": Leaf("calibrated", choices=("calibrated", "fts5_bm25", "title_tags")),
         # calibrated: inject candidates whose P(relevant) reaches this; unset (null): the
         # threshold the shipped model was trained with (memindex/data/relevance.json)
         "min_confidence": Leaf(None, 0.0, 1.0, kind=float),

@@ -78,6 +78,16 @@ DEFAULT_TIME = "2026-01-15T10:00:00Z"
 # --- building memories ------------------------------------------------------------------
 
 
+@pytest.fixture()
+def rules_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hand-set rules (`match_strategy: fts5_bm25`), for tests of one rule itself: the
+    default is the relevance model, which draws one boundary in place of rules 1, 2, 6, 7."""
+    from memindex import config
+
+    monkeypatch.setitem(config.DEFAULTS, "retrieval.match_strategy", "fts5_bm25")
+    monkeypatch.setenv(config.ENV_CONFIG, json.dumps({"retrieval": {"match_strategy": "fts5_bm25"}}))
+
+
 def default_content(category: str) -> dict[str, Any]:
     """The smallest schema-valid `content` of a category, with no searchable words of its
     own (so tests control exactly which words a memory contains)."""

@@ -20,7 +20,7 @@ import pytest
 
 from memindex import index
 from memindex.index import sync as sync_mod
-from memindex.config import Config
+from memindex.config import Config, parse_config
 from memindex.defaults import SPAWN_MARKER
 from memindex.store.paths import FileStat
 from memindex.index.sync import sync
@@ -262,7 +262,7 @@ def test_worker_reply_of_another_vectors_version_is_not_applied(project: Path) -
     prompt = "why do stripe webhooks fail with 400?"
     conn = index.open_reader(root)
     try:
-        cfg = Config()
+        cfg = parse_config({"retrieval": {"match_strategy": "fts5_bm25"}})  # rule 6 below
         plain = decide(conn, prompt, cfg).hits
         assert [h.path for h in plain] == ["runbooks/stripe-webhook-signature.json"]
         right = plain[0].rowid

@@ -19,6 +19,8 @@ from memindex.index.sync import sync
 from memindex.policy.transcript import read_session
 from test_hook import prompt_json, put, run_hook
 
+pytestmark = pytest.mark.usefixtures("rules_policy")  # these test the hand-set rules themselves
+
 STRIPE = "stripe webhooks keep failing with a 400 signature error in staging"
 
 

@@ -22,7 +22,7 @@ from test_hook import project, prompt_json, put, run_hook  # noqa: F401  (projec
 
 REPO = Path(__file__).resolve().parent.parent
 BEACON = {"semantic": {"enabled": True, "model": "attacker-org/beacon-model"}}
-LOOSE = {"retrieval": {"max_inject": 20, "relative_cutoff": 0.0, "min_coverage": 0.0, "min_relative_coverage": 0.0,
+LOOSE = {"retrieval": {"match_strategy": "fts5_bm25", "max_inject": 20, "relative_cutoff": 0.0, "min_coverage": 0.0, "min_relative_coverage": 0.0,
                        "min_prompt_chars": 0}, "semantic": {"max_cosine_gap": 2.0, "min_standout": 0.0}}
 
 

@@ -398,6 +398,7 @@ def test_garbled_answers_mean_none(root: Path, runtime: Path) -> None:
 # --- the policy with and without the worker's view -----------------------------------------
 
 
+@pytest.mark.usefixtures("rules_policy")  # rules 6 and 7 themselves
 def test_the_worker_s_view_checks_the_word_matches_meaning(root: Path) -> None:
     cfg = load_config(root)
     stripe = rowid_of(root, "stripe-webhook")
@@ -428,6 +429,7 @@ def test_the_worker_s_view_checks_the_word_matches_meaning(root: Path) -> None:
     assert Dense.from_reply({"cos": "x"}) is None
 
 
+@pytest.mark.usefixtures("rules_policy")  # rules 6 and 7 themselves
 def test_max_cosine_gap_1_turns_the_rule_off(root: Path) -> None:
     from memindex.config import parse_config
 
@@ -442,6 +444,7 @@ def test_max_cosine_gap_1_turns_the_rule_off(root: Path) -> None:
     assert [h.path for h in got.hits] == ["runbooks/stripe-webhook.json"]
 
 
+@pytest.mark.usefixtures("rules_policy")  # rules 6 and 7 themselves
 def test_the_nearest_memory_is_added_when_the_model_singles_it_out(root: Path) -> None:
     """Rule 7: no word in common, but one memory far nearer in meaning than the next nine."""
     from memindex.config import parse_config
