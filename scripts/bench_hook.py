@@ -113,8 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", type=Path, metavar="TREE",
                         help="another checkout of memindex (e.g. `git archive main`) whose hook is timed in the same series, each tree on the same memories indexed by its own sync, "
                              "on the same stores: before/after ratios")
-    parser.add_argument("--calibrated", action="store_true",
-                        help="also the hook with retrieval.match_strategy calibrated (the relevance model), in the same series")
+    parser.add_argument("--strategy", choices=("fts5_bm25", "calibrated", "title_tags"),
+                        help="also the hook with this retrieval.match_strategy (the user's own setting), in the same series: "
+                             "fts5_bm25 for the hand-set rules against the default relevance model")
     args = parser.parse_args(argv)
     compileall.compile_dir(str(REPO / "memindex"), quiet=1)  # as `pip install` does; PYTHONDONTWRITEBYTECODE may be set
     if args.baseline:
@@ -152,15 +153,15 @@ def main(argv: list[str] | None = None) -> int:
         jobs += [(hook_command(REPO), with_transcript[n]) for n in args.sizes]
         if args.baseline:
             jobs += [(hook_command(args.baseline.resolve()), base_payloads[n]) for n in args.sizes]
-        if args.calibrated:
-            calibrated_env = dict(env, MEMINDEX_CONFIG_JSON=json.dumps({"retrieval": {"match_strategy": "calibrated"}}))
-            jobs += [(hook_command(REPO), payloads[n], calibrated_env) for n in args.sizes]
+        if args.strategy:
+            other_env = dict(env, MEMINDEX_CONFIG_JSON=json.dumps({"retrieval": {"match_strategy": args.strategy}}))
+            jobs += [(hook_command(REPO), payloads[n], other_env) for n in args.sizes]
         (f50, f95), *hooks = series(jobs, env, args.runs)
-        if args.calibrated:
-            hooks, by_model = hooks[: -len(args.sizes)], hooks[-len(args.sizes):]
+        if args.strategy:
+            hooks, by_other = hooks[: -len(args.sizes)], hooks[-len(args.sizes):]
             strategies = [[f"{n:,}", f"{f50 * 1000:.1f} ms", f"{h[0] * 1000:.1f} ms ({h[0] / f50:.2f}x floor)",
-                           f"{c[0] * 1000:.1f} / {c[1] * 1000:.1f} ms ({c[0] / f50:.2f}x floor)", f"{c[0] / h[0]:.3f}"]
-                          for n, h, c in zip(args.sizes, hooks, by_model)]
+                           f"{c[0] * 1000:.1f} / {c[1] * 1000:.1f} ms ({c[0] / f50:.2f}x floor)", f"{h[0] / c[0]:.3f}"]
+                          for n, h, c in zip(args.sizes, hooks, by_other)]
         baseline = hooks[2 * len(args.sizes):]
         hooks, in_session = hooks[: len(args.sizes)], hooks[len(args.sizes) : 2 * len(args.sizes)]
         for n, (b50, b95), (h50, _) in zip(args.sizes, baseline, hooks):
@@ -182,9 +183,10 @@ def main(argv: list[str] | None = None) -> int:
     if before:
         print(f"\nbefore/after, same series: baseline {args.baseline}")
         print(table(["memories", "floor p50", "baseline hook p50/p95", "this hook p50", "this / baseline"], before))
-    if args.calibrated:
-        print("\nthe calibrated strategy (the relevance model), same series")
-        print(table(["memories", "floor p50", "rules hook p50", "calibrated hook p50/p95", "calibrated / rules"], strategies))
+    if args.strategy:
+        print(f"\nthe default hook against match_strategy {args.strategy}, same series")
+        print(table(["memories", "floor p50", "default hook p50", f"{args.strategy} hook p50/p95", f"default / {args.strategy}"],
+                    strategies))
     print(f"\nimport time of the hook's modules: {import_ms(env):.1f} ms (python -X importtime, bytecode compiled)")
     print(f"{args.runs} runs per cell; the floor and every size interleaved run by run (one floor for all sizes);"
           f" prompts from scripts/prompts.txt; interpreter {sys.executable}")

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this tree's memindex, wherever it runs from
 
-from memindex.evaluation.memory import Strategy, evaluate_set, strategies  # noqa: E402
+from memindex.evaluation.memory import CALIBRATED_NAME, RULES_NAME, Strategy, evaluate_set, strategies  # noqa: E402
 from memindex.evaluation.sets import SETS, local_set  # noqa: E402
 from memindex.evaluation.suite import print_suite, run_suite  # noqa: E402
 
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         evaluate_set(args.set, variants=args.variants, kinds=args.kinds, semantic=args.semantic, questions=args.questions)
         return 0
     chosen = [s for s in strategies(args.variants, args.semantic)
-              if args.variants or args.baseline or "product defaults" in s.name or s.semantic]
+              if args.variants or args.baseline or s.name in (RULES_NAME, CALIBRATED_NAME) or s.semantic]
     print_suite(run_suite(chosen, tuple(args.sets), questions=args.questions))
     print("\ndev: settings may be chosen on it; holdout: a fixed 30% of each set's queries, never used to choose.")
     print("tokens/prompt: characters of the injected block / 4, over all prompts (negatives included).")

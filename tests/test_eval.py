@@ -10,6 +10,7 @@ import pytest
 
 from memindex.evaluation import beir, checkset, genstore
 from memindex.evaluation import memory as eval_memory
+from memindex.evaluation.memory import RULES_NAME
 from memindex.store.schema import validate_memory
 
 HARBOR = Path(__file__).resolve().parent.parent / "evalsets" / "harbor"
@@ -85,7 +86,7 @@ def test_search_metrics_use_graded_judgements() -> None:
 def test_evaluate_set_compares_the_old_matcher_and_fts5(tiny_set: Path) -> None:
     printed: list[str] = []
     summary = eval_memory.evaluate_set(tiny_set, out=printed.append)
-    fts = summary["fts5_bm25 (product defaults)"]
+    fts = summary[RULES_NAME]
     old = summary["old matcher (baseline, max_inject 5)"]
     assert fts["precision"] == 1.0 and fts["false_inject"] == 0.0
     assert fts["recall_g2"] == 1.0  # the follow-up needs the transcript, the trap its replacement
@@ -103,7 +104,7 @@ def test_evaluate_set_takes_a_set_laid_out_flat(tiny_set: Path, tmp_path: Path) 
     printed: list[str] = []
     summary = eval_memory.evaluate_set(flat, out=printed.append)
     assert printed[0].startswith("judged set: 5 memories, 4 queries")  # README.md and queries.json not indexed
-    assert summary["fts5_bm25 (product defaults)"]["recall_g2"] == 1.0
+    assert summary[RULES_NAME]["recall_g2"] == 1.0
 
 
 def test_eval_beir_runs_end_to_end_on_a_tiny_collection(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -263,7 +263,7 @@ def test_changed_questions_are_re_embedded(root: Path) -> None:
 
 
 def test_the_evaluation_adds_the_blind_questions_to_its_copy(tmp_path: Path) -> None:
-    from memindex.evaluation.memory import evaluate_set
+    from memindex.evaluation.memory import RULES_NAME, evaluate_set
     from memindex.evaluation.sets import add_questions, copy_store
 
     folder = tmp_path / "set"
@@ -286,8 +286,8 @@ def test_the_evaluation_adds_the_blind_questions_to_its_copy(tmp_path: Path) -> 
     assert add_questions(folder, copy) == 1
     assert json.loads((copy / rel).read_text())["questions"] == RUNBOOK["questions"]
     assert "questions" not in json.loads((root / rel).read_text())  # the set itself is untouched
-    without = evaluate_set(folder, out=lambda _: None)["fts5_bm25 (product defaults)"]
-    with_questions = evaluate_set(folder, out=lambda _: None, questions=True)["fts5_bm25 (product defaults)"]
+    without = evaluate_set(folder, out=lambda _: None)[RULES_NAME]
+    with_questions = evaluate_set(folder, out=lambda _: None, questions=True)[RULES_NAME]
     assert without["R@10"] == 0.0 and with_questions["R@10"] == 1.0
 
 

@@ -32,8 +32,7 @@ from html import unescape
 from pathlib import Path
 
 from memindex import index
-from memindex.config import Config
-from memindex.config import ENV_CONFIG
+from memindex.config import DEFAULTS, ENV_CONFIG, Config
 from memindex.index.sync import sync
 from memindex.policy.transcript import injected_paths
 
@@ -106,8 +105,10 @@ def _run_store(store: Store, semantic: bool, scratch: Path, python: str, user: d
     root = store.root
     project = root.parent.parent  # copy_store lays a set out as <project>/.claude/memory
     sync(root, SEMANTIC_CFG if semantic else Config())
-    strategy = Strategy("in process", {k: v for k, v in user.items() if k != "semantic"}, semantic=semantic, now=None)
-    tag = (user.get("retrieval") or {}).get("match_strategy", "default")  # a session per prompt and policy
+    retrieval = {"match_strategy": DEFAULTS["retrieval.match_strategy"], **(user.get("retrieval") or {})}  # as the hook has it
+    strategy = Strategy("in process", {**{k: v for k, v in user.items() if k != "semantic"}, "retrieval": retrieval},
+                        semantic=semantic, now=None)
+    tag = retrieval["match_strategy"]  # a session per prompt and policy
     cmd = hook_command(REPO, "prompt", python)
     worker = Worker(root) if semantic else None
     conn = index.open_reader(root)

@@ -35,7 +35,12 @@ from .sets import add_questions, copy_store
 NOW = datetime(2026, 11, 22, tzinfo=timezone.utc)  # fixed: recency and retention are reproducible
 SEARCH = [R @ 10, R(rel=2) @ 10, RR, nDCG @ 10]
 # The semantic channel, as `memindex search` runs it with `semantic.enabled` (the real model).
-SEMANTIC_NAME = "fts5_bm25 + semantic (product defaults)"
+RULES_NAME = "fts5_bm25 (the hand-set rules)"
+CALIBRATED_NAME = "calibrated (product default)"
+SEMANTIC_NAME = "fts5_bm25 + semantic (the rules; search as memindex search)"
+CALIBRATED_SEMANTIC_NAME = "calibrated + semantic (product default)"
+RULES = {"retrieval": {"match_strategy": "fts5_bm25"}}
+CALIBRATED = {"retrieval": {"match_strategy": "calibrated"}}
 RRF_NAME = "fts5_bm25 + semantic, search fused by RRF k=60 (baseline)"
 SEMANTIC_CFG = parse_config({"semantic": {"enabled": True}})
 
@@ -71,7 +76,10 @@ class Strategy:
         self.now = now  # the clock recency is scored at: NOW (reproducible), or None for the wall clock as the hook has it
         self.related = related  # on-demand search as `memindex search` runs it
         self.min_results = min_results
-        self.cfg = parse_config(config or {})
+        # the hand-set rules unless the config names a strategy: the variants below vary the rules' settings
+        config = dict(config or {})
+        config["retrieval"] = {**RULES["retrieval"], **(config.get("retrieval") or {})}
+        self.cfg = parse_config(config)
         self.params = Params.from_config(self.cfg).replace(**(params or {}))
         self.legacy_inject = legacy_inject
         # with the real model: search fuses BM25 with its dense ranking, and the
@@ -137,10 +145,12 @@ def strategies(variants: bool, semantic: bool = False) -> list[Strategy]:
     out = [
         Strategy("old matcher (baseline, max_inject 5)", legacy_inject=5),
         Strategy("old matcher as title_tags kill switch (max_inject 3)", legacy_inject=3),
-        Strategy("fts5_bm25 (product defaults)"),
+        Strategy(RULES_NAME),
+        Strategy(CALIBRATED_NAME, CALIBRATED),
     ]
     if semantic:
         out.append(Strategy(SEMANTIC_NAME, semantic=True))
+        out.append(Strategy(CALIBRATED_SEMANTIC_NAME, CALIBRATED, semantic=True))
         out.append(Strategy(RRF_NAME, semantic=True, fusion="rrf"))
         if variants:
             out.append(Strategy(SEMANTIC_NAME + ", no cosine gap", {"semantic": {"max_cosine_gap": 2.0}}, semantic=True))
@@ -266,7 +276,7 @@ def evaluate_set(folder: Path, variants: bool = False, kinds: bool = False, out=
     out("")
     out(table(["strategy", "inject precision", "grade-2 recall", "false inject (neg)", "silent", "injected/prompt", "Recall@10", "Recall@10 (grade 2)", "MRR", "nDCG@10"], rows))
     if kinds:
-        for name in list(per_kind)[:1] + ["fts5_bm25 (product defaults)"] + ([SEMANTIC_NAME] if semantic else []):
+        for name in list(per_kind)[:1] + [RULES_NAME, CALIBRATED_NAME] + ([SEMANTIC_NAME, CALIBRATED_SEMANTIC_NAME] if semantic else []):
             out(f"\nper query kind: {name}")
             out(table(["kind", "n", "precision", "grade-2 recall", "false inject", "silent", "Recall@10", "Recall@10 (grade 2)", "nDCG@10"], by_kind(queries, per_kind[name])))
     return summary

@@ -121,7 +121,7 @@ def _identifiers(plan: QueryPlan, idents: list[Term], matches: Matches) -> dict[
 def column_matches(conn: sqlite3.Connection, plan: QueryPlan, hits: list[Hit]) -> Matches:
     """For each of the plan's terms some memory holds, the columns of each of these hits
     (by the rowid its words are read from) that match it: one query a term for every column
-    at once (highlight() marks them), where a coverage per column took one query a term and
+    at once (`Scratch.columns_matching`), where a coverage per column took one query a term and
     column; `coverage(matches=...)` reads them."""
     rowids = {hit.via or hit.rowid for hit in hits}
     Scratch.load_from(conn, rowids)
