@@ -291,9 +291,10 @@ def parse_config(data: object, source: str | None = None) -> Config:
     _apply(SPEC, data, "", cfg)
     if cfg["retrieval.match_strategy"] == "calibrated":
         refused = {w.split(":", 1)[0] for w in cfg.warnings}  # one warning a key: a bad value says so already
-        for key in sorted(_set_keys(data) & set(RULE_THRESHOLDS) - refused):
-            cfg.warnings.append(f"{key} applies to match_strategy fts5_bm25 only; the calibrated policy "
-                                "has one threshold, retrieval.min_confidence")
+        keys = sorted(_set_keys(data) & set(RULE_THRESHOLDS) - refused)
+        if keys:  # one line for them all: the hook's stderr line is bounded
+            cfg.warnings.append(f"{', '.join(keys)} {'apply' if len(keys) > 1 else 'applies'} to match_strategy "
+                                "fts5_bm25 only; the calibrated policy has one threshold, retrieval.min_confidence")
     return cfg
 
 

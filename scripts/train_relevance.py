@@ -8,16 +8,20 @@
     python scripts/train_relevance.py --semantic --ranking   # also search ranked by P(relevant)
                                                       # against memindex search's fixed fusion
 
-Training uses the dev slices of the engineering sets in the repository (evalsets/*, jetty
-included): the held-out slice of every set (`sets.is_holdout`) is never trained on. Each set
-with blind questions (`questions.json`) is seen twice, its memories as committed and with
-their questions (`sets.add_questions`, as the write path stores them), so the model knows
-stores of both kinds. Leave-one-set-out: for each set, a model trained on the other sets'
-dev slices, its threshold chosen on those same training prompts, judged on the left-out
-set's held-out slice and on the whole set, beside the hand-set rules on the same prompts,
-and on small stores cut from it (a few of its prompts' memories and a few others:
-`sets.small_stores`; judged, never trained on: a user's store starts small). LoCoMo (conversational, never trained on) is judged by the shipped model when its data
-file is present.
+Training uses the dev slices of the judged sets in the repository (`ENGINEERING`: the nine
+engineering sets and four stores written blind, each joined after it was measured once):
+the held-out slice of every set (`sets.is_holdout`) is never trained on. Each set with blind
+questions (`questions.json`) is seen twice, its memories as committed and with their
+questions (`sets.add_questions`, as the write path stores them), so the model knows stores
+of both kinds. The threshold and share are chosen on the training prompts scored out of
+fold (each set by a model fitted on the others: `rel.out_of_fold`), where the model stands
+as on a new store. Leave-one-set-out: for each set, a model trained on the other sets' dev
+slices, its threshold chosen among them the same way, judged on the left-out set's
+held-out slice and on the whole set, beside the hand-set rules on the same prompts, and on
+small stores cut from it (a few of its prompts' memories and a few others:
+`sets.small_stores`; judged, never trained on: a user's store starts small). LoCoMo
+(conversational, never trained on) is judged by the shipped model when its data file is
+present.
 """
 
 from __future__ import annotations

@@ -174,6 +174,19 @@ def test_thresholds_at_zero_change_nothing_the_hook_injects_until_trusted(projec
     assert trusted.stdout.decode().count("\n- [") > before.stdout.decode().count("\n- [")  # the control: it does act
 
 
+def test_the_refusal_leads_the_hook_s_stderr_whatever_else_the_config_says(project: Path) -> None:
+    """Under the default policy every rule threshold of a loose config is also inapplicable
+    (a warning of its own); the hook's stderr line is bounded, so those pushed the refusal
+    past its end (found by `scripts/stress.py`): it comes first now."""
+    root = project / ".claude" / "memory"
+    loose = {"retrieval": {k: v for k, v in LOOSE["retrieval"].items() if k != "match_strategy"}, "semantic": LOOSE["semantic"]}
+    (root / CONFIG_FILE).write_text(json.dumps(loose))
+    out = run_hook(prompt_json(project, "stripe webhooks keep failing with a 400 signature error in staging"))
+    err = out.stderr.decode()
+    assert out.returncode == 0 and "memindex trust" in err, err
+    assert err.index("memindex trust") < err.index("fts5_bm25 only")
+
+
 # --- the beacon: no memindex process reaches a hub for an untrusted config -----------------------
 
 

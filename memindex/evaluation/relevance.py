@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memindex import index
+from memindex.config import parse_config
 from memindex.defaults import CALIBRATED_MIN_DOCS
 from memindex.index import reads
-from memindex.config import parse_config
 from memindex.policy.inject import candidate_pool, decide, with_nearest
 from memindex.policy.prompt import intents_of
 from memindex.retrieval.query import Params
