@@ -374,7 +374,7 @@ def load_config(root: str | os.PathLike[str]) -> Config:
             again = " again (the file changed since you trusted it)" if cfg.trust == trust.CHANGED else ""
             cfg.notice = (f"{path}: ignored {', '.join(more)}: a project's config may make memindex do less, not more; "
                           f"run `memindex trust`{again} to allow this file, or set them in {user_path}")
-            cfg.warnings.append(cfg.notice)
+            cfg.warnings.insert(0, cfg.notice)  # what was refused comes first: a hook's stderr line is bounded
     for key in project.given - env_given - set(cfg.ignored):
         cfg.values[key] = project.values[key]
     return cfg

@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from memindex.config import Config
+from memindex.config import SPEC, Config
 from memindex.evaluation import genstore
 from memindex.evaluation.bench import hook_command, series
 from memindex.evaluation.metrics import table
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", type=Path, metavar="TREE",
                         help="another checkout of memindex (e.g. `git archive main`) whose hook is timed in the same series, each tree on the same memories indexed by its own sync, "
                              "on the same stores: before/after ratios")
-    parser.add_argument("--strategy", choices=("fts5_bm25", "calibrated", "title_tags"),
+    parser.add_argument("--strategy", choices=SPEC["retrieval"]["match_strategy"].choices,  # type: ignore[index,union-attr]
                         help="also the hook with this retrieval.match_strategy (the user's own setting), in the same series: "
                              "fts5_bm25 for the hand-set rules against the default relevance model")
     args = parser.parse_args(argv)

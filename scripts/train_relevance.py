@@ -72,9 +72,12 @@ def train(prompts: list[rel.Prompt], names: list[str], kind: str) -> Model:
     the same prompts scored out of fold, each set by a model fitted on the others
     (`rel.out_of_fold`; the small stores are judged, never trained on)."""
     dev = [p for p in prompts if not p.holdout and not p.small]
-    model = as_model(kind, rel.fit(dev, names, L2), 0.5)
-    model.min_confidence, model.min_share = rel.choose_threshold(
-        *rel.out_of_fold(dev, lambda part: as_model(kind, rel.fit(part, names, L2), 0.5)))
+
+    def fit(part: list[rel.Prompt]) -> Model:
+        return as_model(kind, rel.fit(part, names, L2), 0.5)
+
+    model = fit(dev)
+    model.min_confidence, model.min_share = rel.choose_threshold(*rel.out_of_fold(dev, fit))
     return model
 
 

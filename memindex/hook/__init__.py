@@ -74,7 +74,7 @@ def on_prompt(data: dict) -> str:
     from ..config import load_config
 
     cfg = load_config(root)
-    for warning in sorted(cfg.warnings, key=lambda w: w != cfg.notice):  # what was refused first: the line is bounded
+    for warning in cfg.warnings:
         note(f"config: {warning}")
     from ..policy.prompt import needs_context, wants_injection
 

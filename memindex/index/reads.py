@@ -245,8 +245,12 @@ def invalid_files(conn: sqlite3.Connection) -> dict[str, str]:
 # --- exact re-matching of a few memories ----------------------------------------------
 
 
-SCRATCH_COLUMNS = ("title", "tags", "body", "kind", "questions")  # the scratch tables' columns, in order
-SCRATCH_SPACELESS = ("title", "tags", "body", "questions")
+# the scratch tables' columns, in order: `h` as `fts`, `hc` as `fts_cjk`
+_SCRATCH_TABLES = {"h": ("title", "tags", "body", "kind", "questions"), "hc": ("title", "tags", "body", "questions")}
+
+
+def _create(conn: sqlite3.Connection, table: str) -> None:
+    conn.execute(f"CREATE VIRTUAL TABLE {table} USING fts5({', '.join(_SCRATCH_TABLES[table])}, tokenize='{TOKENIZER}')")
 
 
 class _Tables:
@@ -256,7 +260,7 @@ class _Tables:
 
     def __init__(self) -> None:
         self.conn = sqlite3.connect(":memory:")
-        self.conn.execute(f"CREATE VIRTUAL TABLE h USING fts5({', '.join(SCRATCH_COLUMNS)}, tokenize='{TOKENIZER}')")
+        _create(self.conn, "h")
         self.spaceless = False  # `hc` made (on first use)
         self.loaded: set[str] = set()  # the tables loaded once already (`Scratch._empty` makes them anew)
 
@@ -281,7 +285,7 @@ class Scratch:
     def _db(cls, spaceless: bool = False) -> sqlite3.Connection:
         state = cls._state()
         if spaceless and not state.spaceless:
-            state.conn.execute(f"CREATE VIRTUAL TABLE hc USING fts5({', '.join(SCRATCH_SPACELESS)}, tokenize='{TOKENIZER}')")
+            _create(state.conn, "hc")
             state.spaceless = True
         return state.conn
 
@@ -311,8 +315,7 @@ class Scratch:
         db, loaded = cls._db(table == "hc"), cls._state().loaded
         if table in loaded:
             db.execute(f"DROP TABLE {table}")
-            columns = SCRATCH_SPACELESS if table == "hc" else SCRATCH_COLUMNS
-            db.execute(f"CREATE VIRTUAL TABLE {table} USING fts5({', '.join(columns)}, tokenize='{TOKENIZER}')")
+            _create(db, table)
         loaded.add(table)
         return db
 
@@ -335,7 +338,8 @@ class Scratch:
         column is non-zero exactly where the expression matches in that column (FTS5 keeps
         an IDF above zero); it reads the match positions FTS5 has already found, where
         highlight() rebuilt each column's whole text (a long body: 2.3x the time)."""
-        table, names = ("hc", SCRATCH_SPACELESS) if spaceless else ("h", SCRATCH_COLUMNS)
+        table = "hc" if spaceless else "h"
+        names = _SCRATCH_TABLES[table]
         marks = ", ".join(f"bm25({table}, {', '.join('1' if j == i else '0' for j in range(len(names)))})"
                           for i in range(len(names)))
         rows = cls._db(spaceless).execute(f"SELECT rowid, {marks} FROM {table} WHERE {table} MATCH ?", (f"({expression})",))

