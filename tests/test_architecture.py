@@ -26,7 +26,7 @@ HOOK_ALLOWED = {
     "memindex.index.fresh", "memindex.index.freshen", "memindex.index.health", "memindex.index.provenance",
     "memindex.retrieval", "memindex.retrieval.query", "memindex.retrieval.legacy", "memindex.retrieval.hits",
     "memindex.retrieval.cjk_search", "memindex.semantic", "memindex.semantic.client",
-    "memindex.relevance", "memindex.policy", "memindex.policy.inject",
+    "memindex.relevance", "memindex.relevance.explain", "memindex.policy", "memindex.policy.inject",
     "memindex.policy.prompt", "memindex.policy.transcript", "memindex.policy.dense",
     "memindex.capture", "memindex.capture.triage", "memindex.capture.turn", "memindex.capture.asked",
     "memindex.capture.schedule", "memindex.capture.score", "memindex.capture.sentences",

@@ -434,6 +434,8 @@ def test_the_prompt_path_loads_none_of_the_heavy_modules(project: Path, tmp_path
     assert "stripe" in out  # the path that injects
     loaded = {m.split(".")[0] for m in eval(modules)}
     assert not loaded & HEAVY, sorted(loaded & HEAVY)
+    # the relevance model decided, without loading the words `memindex explain` gives its decisions
+    assert {"memindex.relevance", "memindex.relevance.explain"} & set(eval(modules)) == {"memindex.relevance"}
 
 
 # --- PreToolUse: the memories of the file at hand (rule 10) -------------------------------

@@ -15,6 +15,7 @@ import pytest
 from conftest import trust_config
 
 from memindex import index, relevance
+from memindex.relevance import explain
 from memindex.config import Config, parse_config
 from memindex.defaults import CALIBRATED_MIN_DOCS
 from memindex.policy.inject import candidate_pool, decide
@@ -45,7 +46,7 @@ def test_every_feature_the_shipped_models_weigh_is_computed(root: Path) -> None:
     data = json.loads(Path(relevance.WEIGHTS_FILE).read_text())
     lexical = data["models"]["lexical"]
     assert set(lexical["weights"]) == set(lexical["features"]) <= set(feats[0][1])
-    assert set(lexical["weights"]) <= set(relevance.DESCRIBE)  # explain can word every one
+    assert set(lexical["weights"]) <= set(explain.DESCRIBE)  # explain can word every one
 
 
 def test_each_column_s_coverage_and_the_questions_a_memory_lists(project: Path) -> None:
@@ -144,7 +145,7 @@ def test_memories_found_by_meaning_alone_weigh_their_evidence_apart(root: Path) 
     assert word["meaning_only"] == 0.0 and all(word[k] == 0.0 for k in word if k.startswith("mo_"))
     assert word["cos"] == 0.30
     semantic = json.loads(Path(relevance.WEIGHTS_FILE).read_text())["models"]["semantic"]
-    assert {"meaning_only", "mo_cos", "mo_standout_nearest"} <= set(semantic["weights"]) <= set(relevance.DESCRIBE)
+    assert {"meaning_only", "mo_cos", "mo_standout_nearest"} <= set(semantic["weights"]) <= set(explain.DESCRIBE)
 
 
 def test_an_unrelated_prompt_gets_nothing(root: Path) -> None:

@@ -5,7 +5,7 @@ one signal. This draws one boundary over all of them: a logistic regression over
 the engine already computes for a prompt's word matches (`features`), trained on the dev
 slices of every judged set (`scripts/train_relevance.py`), its weights a data file
 (`memindex/data/relevance.json`). Inference is a dot product: standard library only, the
-prompt hook imports it.
+prompt hook imports it (and not `explain`, the words for a decision, unless one is worded).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import os
 from ..defaults import CATEGORY_PRIORITY, COVERAGE_TERMS, DATA_DIR
 from ..index.reads import Scratch
 from ..lean import loads
-from ..retrieval.query import coverage
+from ..retrieval.query import term_weights
 from ..text.words import has_cjk
 
 TYPE_CHECKING = False
@@ -34,52 +34,6 @@ if TYPE_CHECKING:
     Matches = dict[Term, dict[int, frozenset[str]]]  # per term, per memory, the columns it matches in
 
 WEIGHTS_FILE = os.path.join(DATA_DIR, "relevance.json")
-
-# What each feature means, in words `memindex explain` can show.
-DESCRIBE: dict[str, str] = {
-    "rel_score": "word-match score against the best",
-    "norm_score": "word-match score against the store's scale",
-    "top": "the best word match",
-    "rank": "rank among the word matches",
-    "gap_next": "lead over the next word match",
-    "coverage": "share of the prompt's rare words it holds",
-    "coverage_rel": "coverage against the best-covering match",
-    "coverage_top": "covers most of the prompt (top match)",
-    "best_coverage": "how well the best match covers the prompt",
-    "coverage_rank": "rank by coverage",
-    "known_coverage": "share of the prompt's known words it holds (typos and unknown words left out)",
-    "title_coverage": "share of the prompt's rare words in its title",
-    "tags_coverage": "share of the prompt's rare words in its tags",
-    "body_coverage": "share of the prompt's rare words in its text",
-    "questions_coverage": "share of the prompt's rare words in the questions it answers",
-    "has_questions": "it lists the questions it answers",
-    "identifier": "holds the identifiers the prompt names (`user_id`, `Foo.bar`)",
-    "has_identifier": "the prompt names an identifier this store knows",
-    "n_terms": "number of words in the prompt",
-    "rarity": "how rare the prompt's words are in this store",
-    "unknown": "share of the prompt's words no memory has",
-    "anchored": "its related_files name a file in play",
-    "asked": "the prompt asks for this kind of memory",
-    "general": "a general question, not about the project",
-    "general_gap": "a general question it does not fully cover",
-    "age": "age of the memory",
-    "replacement": "found through a retired memory it replaces",
-    "cos": "meaning: cosine to the prompt",
-    "cos_gap": "meaning: distance behind the prompt's nearest memory",
-    "standout": "meaning: how far the nearest memory stands out",
-    "is_nearest": "meaning: the prompt's nearest memory",
-    "cos_rank": "meaning: rank among the candidates",
-    "cos_x_coverage": "meaning and words agree",
-    "meaning_only": "found by meaning alone (no word in common)",
-    "mo_cos": "found by meaning alone: cosine to the prompt",
-    "mo_cos_gap": "found by meaning alone: distance behind the nearest memory",
-    "mo_standout": "found by meaning alone: how far the nearest memory stands out",
-    "mo_is_nearest": "found by meaning alone: the prompt's nearest memory",
-    "mo_cos_rank": "found by meaning alone: rank among the candidates",
-    "mo_standout_nearest": "found by meaning alone: the nearest memory, standing out",
-    **{f"cat_{c}": f"category {c}" for c in CATEGORY_PRIORITY},
-}
-
 
 def _days(iso: str, now_days: float) -> float:
     """Days from an ISO date (`2026-11-22...`) to `now_days`, without importing datetime."""
@@ -122,7 +76,7 @@ def column_matches(conn: sqlite3.Connection, plan: QueryPlan, hits: list[Hit]) -
     """For each of the plan's terms some memory holds, the columns of each of these hits
     (by the rowid its words are read from) that match it: one query a term for every column
     at once (`Scratch.columns_matching`), where a coverage per column took one query a term and
-    column; `coverage(matches=...)` reads them."""
+    column; `_coverages` reads them."""
     rowids = {hit.via or hit.rowid for hit in hits}
     Scratch.load_from(conn, rowids)
     if plan.side_df:
@@ -139,6 +93,38 @@ def column_matches(conn: sqlite3.Connection, plan: QueryPlan, hits: list[Hit]) -
     return out
 
 
+# the coverages the model reads: name -> (the columns a term may match in, an absent term's weight)
+COVERAGES: dict[str, tuple[tuple[str, ...], float | None]] = {
+    "title": (("title",), None), "tags": (("tags",), None), "body": (("body",), None),
+    "questions": (("questions",), None), "known": ((), 0.0), "all": ((), None),
+}
+
+
+def _coverages(plan: QueryPlan, hits: list[Hit], matches: Matches) -> dict[str, list[float]]:
+    """`retrieval.query.coverage` by each of COVERAGES at once, a list in the order of
+    `hits`, from one per-column match (`column_matches`): the term weights are computed
+    once per kind of mass, not once per column."""
+    masses = {absent: term_weights(plan, absent, COVERAGE_TERMS) for _, absent in COVERAGES.values()}
+    # a replacement found through a retired memory is judged by the words that found it
+    # (the last hit of a rowid, as `coverage`)
+    by_rowid = {hit.via or hit.rowid: i for i, hit in enumerate(hits)}
+    got = {name: [0.0] * len(hits) for name in COVERAGES}
+    for term, found in matches.items():
+        for rowid, cols in found.items():
+            i = by_rowid.get(rowid)
+            if i is None:
+                continue
+            for name, (columns, absent) in COVERAGES.items():
+                if not columns or cols.intersection(columns):
+                    got[name][i] += masses[absent][0][term]
+    out = {}
+    for name, (_, absent) in COVERAGES.items():
+        total, values = masses[absent][1], got[name]
+        out[name] = [min(values[i] / total, 1.0) if total > 0 and by_rowid[h.via or h.rowid] == i else 0.0
+                     for i, h in enumerate(hits)]
+    return out
+
+
 def features(
     conn: sqlite3.Connection, pool: Pool, now: datetime | None = None, dense: Dense | None = None
 ) -> list[tuple[Hit, dict[str, float]]]:
@@ -147,13 +133,11 @@ def features(
     if not active:
         return []
     plan = pool.plan
-    # the prompt's coverage by each column, then the memory's whole (the hits loaded once)
+    # the prompt's coverage by each column and by the memory's whole (the hits loaded once)
     matches = column_matches(conn, plan, active)
-    cov: dict[str, list[float]] = {}
-    for name, columns, absent in (("title", ("title",), None), ("tags", ("tags",), None), ("body", ("body",), None),
-                                  ("questions", ("questions",), None), ("known", (), 0.0), ("all", (), None)):
-        coverage(conn, plan, active, columns=columns, absent=absent, matches=matches)
-        cov[name] = [h.coverage or 0.0 for h in active]
+    cov = _coverages(plan, active, matches)
+    for h, c in zip(active, cov["all"]):
+        h.coverage = c
     # a memory saved without questions cannot match there: no evidence against it
     asks = Scratch.with_questions()
     phrases = [t for t, df in plan.df.items() if df and t.is_phrase]
@@ -256,13 +240,6 @@ class Model:
         z = self.logit(f)
         return 1.0 / (1.0 + math.exp(-z)) if z > -60 else 0.0
 
-    def reasons(self, f: dict[str, float], k: int = 3) -> list[tuple[str, float]]:
-        """The `k` features that moved this candidate's score most from an average one's:
-        (words, push in logit units; positive raises it)."""
-        pushes = [(name, w * (f.get(name, 0.0) - self.means.get(name, 0.0))) for name, w in self.weights.items()]
-        pushes.sort(key=lambda p: -abs(p[1]))
-        return [(DESCRIBE.get(n, n), p) for n, p in pushes[:k] if abs(p) >= 0.05]
-
 
 _models: dict[str, Model] = {}
 
@@ -301,12 +278,6 @@ def choose(conn: sqlite3.Connection, pool: Pool, cfg: Config, now: datetime | No
 
 
 def _why(model: Model, p: float, f: dict[str, float], kept: bool, floor: float, best: float, cfg: Config) -> str:
-    """`explain`'s words for one candidate's decision: its P against the bar it met or missed,
-    and the features that moved it most."""
-    why = ", ".join(f"{words} {'+' if push > 0 else '-'}" for words, push in model.reasons(f))
-    if kept:
-        return f"P(relevant) {p:.2f} >= min_confidence {floor:.2f}" + (f": {why}" if why else "")
-    bar = (f"under min_confidence {floor:.2f}" if p < floor else
-           f"under {model.min_share:g} x the best candidate's {best:.2f}" if p < model.min_share * best else
-           f"beyond max_inject {cfg['retrieval.max_inject']}")
-    return f"P(relevant) {p:.2f}, {bar}" + (f": {why}" if why else "")
+    from .explain import why  # explain's words: loaded only when a decision is worded
+
+    return why(model, p, f, kept, floor, best, cfg)

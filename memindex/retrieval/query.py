@@ -388,7 +388,6 @@ def coverage(
     top_terms: int | None = COVERAGE_TERMS,
     columns: tuple[str, ...] = (),
     absent: float | None = None,
-    matches: dict[Term, dict[int, frozenset[str]]] | None = None,
 ) -> None:
     """Set each hit's share of the query's IDF mass that it matches: near 1 when the memory
     explains the prompt, near 0 when it only shares a generic word with it. Corpus-relative,
@@ -398,16 +397,9 @@ def coverage(
     `top_terms` heaviest terms (None: all), so a long, specific prompt is not diluted by
     its incidental words; `columns` limits what may match (the write path ignores the
     category words). Hits are re-matched term by term in a scratch FTS5 table: exact FTS5
-    semantics at the cost of a few tiny queries (`matches`: which columns of these hits
-    match each term, for a caller measuring several columns in a row: the relevance model)."""
-    weights = {t: plan.idf(t) if df or absent is None else absent for t, df in plan.df.items()}
-    values = list(weights.values())
-    if plan.runs:  # bigrams: seams between words weigh nothing, unknown words do
-        from . import cjk_search
-
-        values = cjk_search.coverage_mass(plan, weights, plan.idf(Term(())) if absent is None else absent)
-    ranked = sorted(values, reverse=True)
-    total = sum(ranked[:top_terms] if top_terms is not None else ranked)
+    semantics at the cost of a few tiny queries (one column set: a plain match a term; every
+    column at once, the relevance model's way, measured 15% slower here)."""
+    weights, total = term_weights(plan, absent, top_terms)
     for hit in hits:
         hit.coverage = 0.0
     if total <= 0 or not hits:
@@ -415,26 +407,32 @@ def coverage(
     # A replacement found through a retired memory is judged by the words that found it.
     by_rowid = {hit.via or hit.rowid: hit for hit in hits}
     got = {rowid: 0.0 for rowid in by_rowid}
-    if matches is not None:
-        wanted = set(columns)
-        for term, found in matches.items():
-            for rowid, cols in found.items():
-                if rowid in got and (not wanted or cols & wanted):
-                    got[rowid] += weights[term]
-    else:  # one column set: a plain match a term (every column at once measured 15% slower here)
-        Scratch.load_from(conn, by_rowid)
-        if plan.side_df:
-            Scratch.load_from(conn, by_rowid, spaceless=True)
-        for term, df in plan.df.items():
-            if df == 0:
-                continue
-            found = Scratch.matching(plan.expressions[term], columns) if df > plan.side_df.get(term, 0) else []
-            if term in plan.side_df:
-                found = {*found, *Scratch.matching(plan.expressions[term], columns, spaceless=True)}
-            for rowid in found:
-                got[rowid] += weights[term]
+    Scratch.load_from(conn, by_rowid)
+    if plan.side_df:
+        Scratch.load_from(conn, by_rowid, spaceless=True)
+    for term, df in plan.df.items():
+        if df == 0:
+            continue
+        found = Scratch.matching(plan.expressions[term], columns) if df > plan.side_df.get(term, 0) else []
+        if term in plan.side_df:
+            found = {*found, *Scratch.matching(plan.expressions[term], columns, spaceless=True)}
+        for rowid in found:
+            got[rowid] += weights[term]
     for rowid, hit in by_rowid.items():
         hit.coverage = min(got[rowid] / total, 1.0)
+
+
+def term_weights(plan: QueryPlan, absent: float | None, top_terms: int | None) -> tuple[dict[Term, float], float]:
+    """Each term's weight in a coverage (its IDF, or `absent` for a term no memory has) and
+    the mass a coverage is a share of (`coverage`; the relevance model's `_coverages`)."""
+    weights = {t: plan.idf(t) if df or absent is None else absent for t, df in plan.df.items()}
+    values = list(weights.values())
+    if plan.runs:  # bigrams: seams between words weigh nothing, unknown words do
+        from . import cjk_search
+
+        values = cjk_search.coverage_mass(plan, weights, plan.idf(Term(())) if absent is None else absent)
+    ranked = sorted(values, reverse=True)
+    return weights, sum(ranked[:top_terms] if top_terms is not None else ranked)
 
 
 def latest(conn: sqlite3.Connection, category: str, limit: int) -> list[Hit]:
