@@ -50,6 +50,13 @@
   93 memories, 90 prompts, 18 unrelated; save-time questions written before the prompts),
   each measured once through the real hook, rules against the fifth round's model, lexical
   and with the worker (docs/evaluation.md); not trained on; no questions.json.
+- tundra and vale: evalsets/tundra and evalsets/vale, written blind by two more helpers at
+  the same time in the sixth session (cold-chain logistics telemetry: sensors, edge
+  gateways, alerting, 98 memories, 91 prompts, 18 unrelated; hospital staff scheduling and
+  shift swaps, 107 memories, 90 prompts, 18 unrelated; save-time questions written before
+  the prompts), each measured once through the real hook, rules against the shipped model
+  (unchanged since the fifth round), lexical and with the worker (docs/evaluation.md); not
+  trained on; no questions.json.
 
 Each local set also has `questions.json`: for every memory (path relative to the memory
 folder), the questions a model would write at save time (the `questions` field), written
@@ -72,7 +79,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent.parent
 HOLDOUT_SHARE = 0.3
-SETS = ("harbor", "atlas", "locomo", "cedar", "fjord", "quarry", "sedge", "heron", "ibis", "jetty", "lumen", "mesa", "nectar", "onyx", "pylon", "reef")  # every set, in the order tables show them
+SETS = ("harbor", "atlas", "locomo", "cedar", "fjord", "quarry", "sedge", "heron", "ibis", "jetty", "lumen", "mesa", "nectar", "onyx", "pylon", "reef", "tundra", "vale")  # every set, in the order tables show them
 # the shared data folder beside the repository (or beside the folder of its git worktrees)
 LOCOMO_JSON = next((p for p in (REPO.parent / "shared" / "data" / "locomo" / "locomo10.json",
                                 REPO.parent.parent / "shared" / "data" / "locomo" / "locomo10.json") if p.exists()),
