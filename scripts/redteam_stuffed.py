@@ -7,7 +7,8 @@ memory (a decision whose text is the store's commonest words, each of four lette
 more, ranked by how many memories hold it) in a copy of each set, syncs it, and runs every
 prompt of the set through the injection policy in process, under the rules (`fts5_bm25`)
 and the relevance model (`calibrated`, the default). It prints, per set and size, how many
-prompts the planted memory was injected into and each policy's precision.
+prompts the planted memory was injected into and each policy's injection metrics
+(`evaluation.memory.inject_metrics`, as every evaluation table).
 
     python scripts/redteam_stuffed.py harbor ibis pylon --words 0 300 3000
 """
@@ -27,6 +28,7 @@ sys.path.insert(0, str(REPO))
 
 from memindex import index  # noqa: E402
 from memindex.config import Config, parse_config  # noqa: E402
+from memindex.evaluation.memory import inject_metrics  # noqa: E402
 from memindex.evaluation.metrics import table  # noqa: E402
 from memindex.evaluation.sets import local_set  # noqa: E402
 from memindex.index.sync import sync  # noqa: E402
@@ -63,13 +65,12 @@ def run(name: str, words: int) -> list[object]:
         try:
             for strategy in STRATEGIES:
                 cfg = parse_config({"retrieval": {"match_strategy": strategy}})
-                injected = relevant = planted = 0
-                for query in store.queries:
-                    paths = [h.path for h in decide(conn, query["query"], cfg).hits]
-                    planted += any(PLANTED in p for p in paths)
-                    injected += len(paths)
-                    relevant += sum(1 for p in paths if query.get("judgments", {}).get(p, 0) > 0)
-                row += [f"{planted}/{len(store.queries)}", f"{relevant / max(injected, 1):.3f}"]
+                got = {q["id"]: {"inject": [h.path for h in decide(conn, q["query"], cfg).hits]} for q in store.queries}
+                m = inject_metrics(store.queries, got)
+                planted = sum(any(PLANTED in p for p in r["inject"]) for r in got.values())
+                negatives = sum(1 for q in store.queries if not q["judgments"])
+                row += [f"{planted}/{len(store.queries)}",
+                        f"{m['precision']:.3f} / {m['recall_g2']:.3f} / {round(m['false_inject'] * negatives)} of {negatives}"]
         finally:
             conn.close()
         return row
@@ -81,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--words", type=int, nargs="+", default=[0, 300, 3000], help="sizes of the planted memory (0: none)")
     args = parser.parse_args(argv)
     rows = [run(name, words) for name in args.sets for words in args.words]
-    print(table(["set", "planted words", "rules: injected into", "rules: precision",
-                 "model: injected into", "model: precision"], rows))
+    print(table(["set", "planted words", "rules: planted one injected into", "rules: precision / grade-2 recall / unrelated",
+                 "model: planted one injected into", "model: precision / grade-2 recall / unrelated"], rows))
     return 0
 
 
