@@ -46,6 +46,8 @@ class Leaf:
         if value is None and self.default is None:
             return None, None
         want = self.kind or type(self.default)
+        if want is dict:
+            return _paths(value)
         if want is bool:
             if isinstance(value, bool):
                 return value, None
@@ -71,6 +73,25 @@ class Leaf:
         if self.choices and value not in self.choices:
             return self.default, f"{short(value)} is not one of {', '.join(self.choices)}"
         return value, None
+
+
+def _paths(value: object) -> tuple[object, str | None]:
+    """`documents.paths`: {path relative to the project: kind}; entries that cannot be used
+    are left out, and named."""
+    from .defaults import DOC_KINDS
+    from .store.paths import check_doc_path
+
+    if not isinstance(value, dict):
+        return {}, f"expected an object of path: kind, got {short(value)}"
+    kept: dict[str, str] = {}
+    bad: list[str] = []
+    for rel, kind in value.items():
+        why = check_doc_path(rel) or (None if kind in DOC_KINDS else f"{short(kind)} is not one of {', '.join(DOC_KINDS)}")
+        if why:
+            bad.append(f"{short(rel)}: {why}")
+        else:
+            kept[rel] = kind  # type: ignore[index]
+    return kept, ("; ".join(bad[:3]) + (f" (and {len(bad) - 3} more)" if len(bad) > 3 else "")) if bad else None
 
 
 SPEC: dict[str, object] = {
@@ -169,6 +190,13 @@ SPEC: dict[str, object] = {
         "min_standout": Leaf(0.2, 0.0, 2.0),
         "batch_size": Leaf(32, 1, 512),
     },
+    "documents": {
+        # the project's own documents indexed in place (memindex/store/documents.py): a folder
+        # or file relative to the project -> what it holds (adr, runbook, docs, claude-md, notes)
+        "paths": Leaf({}, kind=dict),
+        # Claude Code's auto memory notes of this project (outside the repository)
+        "claude_memory": Leaf(False),
+    },
     "watch": {
         "debounce_ms": Leaf(400, 10, 60_000),
         "poll_interval_s": Leaf(2.0, 0.1, 3600.0),
@@ -218,7 +246,8 @@ LOOSER: dict[str, str] = {
     "capture.save_prompts": "up",
     "capture.save_prompt_scorer": "up",
     "capture.enabled": "up",
-    "capture.location": "any",  # "shared" publishes session text in the repository's history
+    "capture.location": "any",
+    "documents.claude_memory": "up",  # files outside the repository  # "shared" publishes session text in the repository's history
 }
 
 
@@ -264,7 +293,8 @@ def _apply(spec: dict[str, object], data: object, prefix: str, cfg: Config) -> N
             value, warning = node.check(data[key])
             cfg.values[name] = value
             if warning:
-                cfg.warnings.append(f"{name}: {warning}; using {node.default!r}")
+                kept = "those are left out" if isinstance(node.default, dict) and value else f"using {node.default!r}"
+                cfg.warnings.append(f"{name}: {warning}; {kept}")
             else:
                 cfg.given.add(name)
         else:

@@ -15,7 +15,7 @@ DATA_DIR = os.path.join(PACKAGE_DIR, "data")
 SCHEMA_VERSION = "1.0"
 # Bump when the index layout or the text it stores changes: every writer rebuilds an index
 # whose PRAGMA user_version differs, every reader reports it.
-INDEX_VERSION = 13
+INDEX_VERSION = 14
 
 MEMORY_DIR = (".claude", "memory")
 INDEX_FILE = ".index.db"
@@ -277,3 +277,16 @@ CAPTURE_SOURCE_KIND = "transcript"  # `source.kind` of what capture and `import 
 # while they hold little of the answer: tests/e2e); "where did we leave off?", `search`
 # and SessionStart's recent list find them.
 CAPTURE_TAG = "captured-session"
+
+# --- the project's documents, indexed in place (memindex/store/documents.py) ---
+MARKDOWN_MAX_CHARS = 1_000_000  # a longer document is indexed up to here, and says so
+MARKDOWN_MAX_SECTIONS = 2_000  # headings past this many join the last section
+FRONT_MATTER_MAX_CHARS = 16_384  # a larger front matter is not read (its keys are few)
+DOC_KINDS = ("adr", "runbook", "docs", "claude-md", "notes")  # what a registered folder or file holds
+DOC_MAX_BYTES = 1_048_576  # a larger document is named and not indexed
+DOC_MAX_FILES = 20_000  # documents registered in all, at most
+DOC_MAX_DEPTH = 8  # folder levels read below a registered folder
+DOC_SKIP_DIRS = frozenset({"node_modules", "vendor", "third_party", "build", "dist", "target", "site-packages", "__pycache__"})
+DOC_UNIT_WORDS = 400  # a section longer than this is indexed as passages of about this size
+DOC_FETCH_FACTOR = 4  # a search over documents ranks this many times the rows (sections collapse into documents)
+DOC_SUFFIXES = (".md", ".markdown", ".mdx")  # the files a registered folder contributes

@@ -256,6 +256,8 @@ OPEN_ALLOWED: dict[str, str] = {
     "memindex.store.rootfs": "the helper itself",
     "memindex.store.files.read_bytes": "memory files: O_NOFOLLOW|O_NONBLOCK, a link followed only when it stays inside the root, "
     "regular-file and size checks on the descriptor",
+    "memindex.store.documents.read_text": "the project's registered documents: the link-resolved path, only inside the "
+    "project, O_NOFOLLOW|O_NONBLOCK, regular-file, owner and size checks on the descriptor",
     "memindex.store.atomic.write_temp": "new temp files: O_CREAT|O_EXCL|O_NOFOLLOW under a random name, never an existing file",
     "memindex.store.atomic.fsync_dir": "a folder opened with O_DIRECTORY to fsync it; no file's contents",
     "memindex.policy.transcript": "Claude Code's transcript, outside the root (non-blocking, regular files only, bounded tail)",

@@ -18,11 +18,11 @@ from .db import (
     set_meta,
     transaction,
 )
-from .fresh import folder_mtimes, is_current, is_stale, now_ns, refresh, stat_fingerprint, sync_due
+from .fresh import doc_fingerprint, folder_mtimes, is_current, is_stale, now_ns, refresh, stat_fingerprint, sync_due
 
 # The writer side loads only when a writer asks for it: the prompt hook reads.
 _ROWS = frozenset({
-    "PREFIX_MARK", "count_documents", "count_invalid", "index_md_lines", "mark_invalid", "optimize", "remove",
+    "PREFIX_MARK", "count_documents", "count_invalid", "count_not_indexed", "has_sources", "index_md_lines", "mark_invalid", "optimize", "remove",
     "reset", "stored_stats", "tag_key", "upsert",
 })
 

@@ -50,8 +50,21 @@ CREATE VIRTUAL TABLE fts USING fts5(title, tags, body, kind, questions, tokenize
 -- Text without spaces (CJK) as bigrams, for the memories that have some (memindex/text/cjk.py).
 CREATE VIRTUAL TABLE fts_cjk USING fts5(title, tags, body, questions, tokenize='{TOKENIZER}');
 CREATE TABLE vectors(doc INTEGER PRIMARY KEY, vec BLOB NOT NULL);
+-- The project's documents indexed in place (memindex/store/documents.py): one row per file
+-- registered, its stat as last read, and why it is not indexed (NULL when it is: its
+-- sections are rows of `documents` whose path is `@<file>#<anchor>`).
+CREATE TABLE sources(
+    path TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
+    title TEXT,
+    error TEXT,
+    supersedes TEXT
+);
 """
-_TABLES = ("fts_vocab", "fts", "fts_cjk", "documents", "invalid", "meta", "tag_index", "file_index", "vectors")
+_TABLES = ("fts_vocab", "fts", "fts_cjk", "documents", "invalid", "meta", "tag_index", "file_index", "vectors", "sources")
 
 
 def is_corruption(exc: BaseException) -> bool:

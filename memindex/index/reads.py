@@ -35,6 +35,15 @@ def doc_count(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT count(*) FROM documents").fetchone()[0]
 
 
+def has_documents(conn: sqlite3.Connection) -> bool:
+    """Does the index hold any document's sections (`documents.path` from `@`)? One probe
+    of the path index."""
+    meta = getattr(conn, "meta", None)
+    if meta is not None and "doc_rows" in meta:
+        return bool(meta["doc_rows"])
+    return conn.execute("SELECT 1 FROM documents WHERE path >= '@' AND path < 'A' LIMIT 1").fetchone() is not None
+
+
 def top_rowid(conn: sqlite3.Connection) -> int:
     row = conn.execute("SELECT max(rowid) FROM documents").fetchone()
     return row[0] or 0
@@ -118,7 +127,7 @@ def active_by_ref(
 ) -> list[tuple]:
     """Active memories with one of these ids or paths, passing the filters."""
     return conn.execute(
-        f"SELECT {HIT_COLUMNS} FROM (SELECT rowid AS r FROM documents WHERE id IN {IN_LIST}"
+        f"SELECT {HIT_COLUMNS} FROM (SELECT rowid AS r FROM documents WHERE id IN {IN_LIST} AND path NOT LIKE '@%'"
         f" UNION SELECT rowid FROM documents WHERE path IN {IN_LIST}) AS refs"
         f" CROSS JOIN documents d ON d.rowid = refs.r WHERE d.record_status = 'active'{where}",
         (json_list(ids), json_list(paths), *args),

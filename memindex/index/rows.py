@@ -29,7 +29,8 @@ def reset(conn: sqlite3.Connection) -> None:
 
 def stored_stats(conn: sqlite3.Connection) -> tuple[dict[str, FileStat], dict[str, FileStat]]:
     """(indexed files, known-invalid files), each path -> stat at the time it was read."""
-    docs = {p: FileStat(m, s, i) for p, m, s, i in conn.execute("SELECT path, mtime_ns, size, ctime_ns FROM documents")}
+    docs = {p: FileStat(m, s, i) for p, m, s, i in
+            conn.execute("SELECT path, mtime_ns, size, ctime_ns FROM documents WHERE path NOT LIKE '@%'")}
     bad = {p: FileStat(m, s, i) for p, m, s, i in conn.execute("SELECT path, mtime_ns, size, ctime_ns FROM invalid")}
     return docs, bad
 
@@ -53,6 +54,7 @@ def upsert(conn: sqlite3.Connection, mem: "Memory", st: FileStat) -> bool:
         json.dumps(mem.successors) if mem.successors else None,
     )
     body = mem.body
+    title = f"{mem.title}\n{mem.heading}" if mem.heading else mem.title  # a document's section: its headings too
     questions = "\n".join(mem.questions)
     if mem.related_files:
         body = body + "\n" + " ".join(mem.related_files)
@@ -73,15 +75,15 @@ def upsert(conn: sqlite3.Connection, mem: "Memory", st: FileStat) -> bool:
             (*values, rowid),
         )
         # Its vector (if any) goes when the text it was computed from changes: re-embedded.
-        if has_vector(conn, rowid) and indexed_text(conn, rowid) != (mem.title, " ".join(mem.tags), body, questions):
+        if has_vector(conn, rowid) and indexed_text(conn, rowid) != (title, " ".join(mem.tags), body, questions):
             delete_vectors(conn, [rowid])
         conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
         conn.execute("DELETE FROM fts_cjk WHERE rowid = ?", (rowid,))
     conn.execute(
         "INSERT INTO fts(rowid, title, tags, body, kind, questions) VALUES (?,?,?,?,?,?)",
-        (rowid, mem.title, " ".join(mem.tags), body, CATEGORY_WORDS.get(mem.category, ""), questions),
+        (rowid, title, " ".join(mem.tags), body, CATEGORY_WORDS.get(mem.category, ""), questions),
     )
-    spaceless = (segment(mem.title), segment(" ".join(mem.tags)), segment(body), segment(questions))
+    spaceless = (segment(title), segment(" ".join(mem.tags)), segment(body), segment(questions))
     if any(spaceless):  # CJK text: its bigrams in the second table (memindex/text/cjk.py)
         conn.execute("INSERT INTO fts_cjk(rowid, title, tags, body, questions) VALUES (?,?,?,?,?)", (rowid, *spaceless))
     conn.execute("DELETE FROM tag_index WHERE doc = ?", (rowid,))
@@ -149,3 +151,11 @@ def index_md_lines(conn: sqlite3.Connection) -> list[str]:
     ).fetchall()
     rows.sort(key=lambda r: (CATEGORY_PRIORITY.get(r[0], 99), r[1]))
     return [line for _, _, line in rows]
+
+
+def has_sources(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM sources LIMIT 1").fetchone() is not None
+
+
+def count_not_indexed(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT count(*) FROM sources WHERE error IS NOT NULL").fetchone()[0]

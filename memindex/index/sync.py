@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from .. import index
-from . import health
+from . import docsync, health
 from ..store import rootfs
 from ..config import Config, load_config
 from ..defaults import FOLDERS, INDEX_MD, LOCK_FILE, LOG_FILE, RACY_WINDOW_NS, SYNC_PROGRESS_MIN, WAIT_FILE
@@ -70,6 +70,7 @@ class SyncReport:
     problems: dict[str, str] = field(default_factory=dict)  # newly found, path -> reason
     coalesced: bool = False  # another background sync was already waiting: left to it
     semantic: str | None = None  # what the semantic channel did ("embedded 12 in 0.4 s"); None: off
+    documents: dict[str, object] | None = None  # the registered documents: counts, and the files not indexed
 
     @property
     def changed(self) -> bool:
@@ -83,6 +84,10 @@ class SyncReport:
             f"{self.invalid} invalid in {self.ms:.0f} ms"
         )
         line += f" (rebuilt: {self.rebuilt})" if self.rebuilt else ""
+        if self.documents:
+            d = self.documents
+            line += (f"; documents: {d['added']} added, {d['updated']} updated, {d['removed']} removed,"
+                     f" {d['not_indexed']} not indexed of {d['files']}")
         return line + (f"; semantic: {self.semantic}" if self.semantic else "")
 
     def to_json(self) -> dict[str, object]:
@@ -90,6 +95,8 @@ class SyncReport:
         out["ms"] = round(self.ms, 1)
         if self.semantic is None:
             del out["semantic"]  # the lexical index's report, as before the semantic channel
+        if self.documents is None:
+            del out["documents"]
         return out
 
 
@@ -112,7 +119,7 @@ def sync(
     a full incremental sync, which covers their files too."""
     cfg = cfg or load_config(root)
     timeout = check_timeout(cfg["index.lock_timeout_s"] if lock_timeout is None else lock_timeout)
-    if if_changed and not rebuild and only is None and _unchanged(root):
+    if if_changed and not rebuild and only is None and _unchanged(root, cfg):
         return SyncReport()  # no lock, no walk, no semantic pass: the periodic check stays cheap
     with ExitStack() as held:
         if coalesce:
@@ -126,14 +133,14 @@ def sync(
         return _repairing(root, lambda: _sync_locked(root, cfg, rebuild=rebuild, only=only, progress=progress))
 
 
-def _unchanged(root: Path) -> bool:
+def _unchanged(root: Path, cfg: Config) -> bool:
     """Does the index hold every file as it is (`index.is_current`, no lock taken)?"""
     try:
         conn = index.open_reader(root)
     except index.IndexUnavailable:
         return False
     try:
-        return index.is_current(conn, root)
+        return index.is_current(conn, root, cfg["documents.paths"])
     except sqlite3.Error:
         return False
     finally:
@@ -251,6 +258,13 @@ def _sync_locked(
         only_list = list(only) if only is not None else None
         if why and only_list is not None:
             only_list = None  # a new or repaired index needs every file, not just these
+        only_docs = None
+        if only_list is not None:  # a path that is no memory file's is a registered document's
+            only_docs = [p for p in only_list if p.split("/")[0] not in FOLDERS]
+            only_list = [p for p in only_list if p.split("/")[0] in FOLDERS]
+        meta_before = index.get_meta(conn)
+        doc_print = (index.doc_fingerprint(root, meta_before.get("doc_dirs"), meta_before.get("doc_singles"))
+                     if only_list is None else None)
         listed: dict[str, list[os.DirEntry]] = {}
         fingerprint = index.stat_fingerprint(root, listed) if only_list is None else None
         ignored: list[str] | None = [] if only_list is None else None
@@ -294,6 +308,19 @@ def _sync_locked(
                     racy_files += st.size == -1
                     if bar is not None:
                         bar.update(1)
+                registered = cfg["documents.paths"]
+                if registered or meta_before.get("doc_dirs") or index.has_sources(conn):
+                    if only_docs is None or only_docs:
+                        dreport = docsync.sync_documents(conn, str(root), cfg, lambda st: racy(st, start_ns),
+                                                         rebuild=bool(rebuild and only_list is None), only=only_docs)
+                        report.documents = dreport.summary(index.count_not_indexed(conn))
+                        if only_docs is None:
+                            singles = sorted(p for p in registered if p not in dreport.dirs)
+                            if (dreport.racy or list(dreport.dirs) != list(meta_before.get("doc_dirs") or {})
+                                    or singles != (meta_before.get("doc_singles") or [])):
+                                doc_print = None  # the folders changed under the walk: the next check syncs again
+                            index.set_meta(conn, doc_dirs=dreport.dirs, doc_singles=singles, doc_paths=registered,
+                                           doc_fingerprint=doc_print)
                 if only_list is None:
                     if racy_files or racy_until:
                         fingerprint = None  # `search` syncs again until the racy window has passed

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 from ..config import Config
 from ..defaults import CAPTURE_TAG
 from ..retrieval.hits import Hit
+from ..text.render import shown
 from ..text.words import sanitize_tag, sanitize_title
 
 RULE_SETTINGS = ("relative_cutoff", "min_coverage", "min_relative_coverage")  # the rules' thresholds
@@ -209,7 +210,7 @@ def explain(root: str, cfg: Config, prompt: str, file: str | None = None, allow_
 
 def hit_json(hit: Hit, prefix: str) -> dict[str, object]:
     return {
-        "path": prefix + hit.path,
+        "path": shown(prefix, hit.path) or "",
         "id": hit.id,
         "category": hit.category,
         "title": sanitize_title(hit.title),
@@ -228,6 +229,6 @@ def format_hits(hits: Sequence[Hit], prefix: str) -> str:
         label = hit.category.upper() + ("" if hit.record_status == "active" else f", {hit.record_status}")
         tags = ",".join(t for t in (sanitize_tag(t) for t in hit.tags) if t)
         date = (hit.updated_at or "")[:10] or "-"
-        lines.append(f"{rank}. [{label}] {sanitize_title(hit.title)} | #{tags} | {date} | {prefix}{hit.path}")
+        lines.append(f"{rank}. [{label}] {sanitize_title(hit.title)} | #{tags} | {date} | {shown(prefix, hit.path) or ''}")
     return "\n".join(lines)
 

@@ -36,3 +36,22 @@ class Hit:
 def rank_key(hit: Hit) -> tuple[float, int, str]:
     """Best score first; category priority only breaks ties (equal to 9 significant digits)."""
     return (-float(f"{hit.score:.9g}"), CATEGORY_PRIORITY.get(hit.category, 99), hit.path)
+
+
+def document_key(path: str) -> str:
+    """What one result stands for: a memory file, or a document (all its sections: `@file#a`
+    and `@file#b` are one document, `@file`)."""
+    return path.partition("#")[0] if path.startswith("@") else path
+
+
+def collapse(hits: list[Hit]) -> list[Hit]:
+    """One hit per memory or document, its best-ranked section standing for a document
+    (`hits` in rank order)."""
+    seen: set[str] = set()
+    out = []
+    for hit in hits:
+        key = document_key(hit.path)
+        if key not in seen:
+            seen.add(key)
+            out.append(hit)
+    return out

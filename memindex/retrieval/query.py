@@ -14,6 +14,7 @@ from ..defaults import (
     COVERAGE_TERMS,
     DF_FLOOR,
     DF_SAMPLE,
+    DOC_FETCH_FACTOR,
     KIND_WEIGHT,
     MAX_DF_RATIO,
     MAX_POSTINGS,
@@ -25,7 +26,7 @@ from ..defaults import (
     RELATED_DEPTH,
     RELATED_WEIGHT,
 )
-from .hits import Hit, rank_key
+from .hits import Hit, collapse, rank_key
 from ..index import reads
 from ..index.reads import Scratch
 from ..lean import sqlite3
@@ -96,6 +97,7 @@ class QueryPlan:
         self.spaceless = 0
         self.side_df: dict[Term, int] = {}
         self.runs: list[str] = []
+        self.documents = False  # does the index hold documents' sections (several rows a result)?
 
     def idf(self, term: Term) -> float:
         """Lucene's always-positive IDF: meaningful even in a store of three memories."""
@@ -131,6 +133,7 @@ def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int 
     cap = min(max(params.df_floor, int(n_docs * params.max_df_ratio)), params.max_postings) + 1
     top_rowid = reads.top_rowid(conn)
     plan.spaceless = reads.spaceless_count(conn)  # 0 in a store without CJK text
+    plan.documents = reads.has_documents(conn)
     for term in terms:
         quoted = _quote(term.text)
         bigram = has_cjk(term.text)  # two CJK characters, a token of fts_cjk only
@@ -245,10 +248,13 @@ def replace_inactive(conn: sqlite3.Connection, hits: list[Hit], where: str, args
     if not wanted:
         return active
     ids = [r for r in wanted if "/" not in r]
-    paths = [r + ".json" for r in wanted if "/" in r]
+    paths = [r if r.startswith("@") else r + ".json" for r in wanted if "/" in r]
     found = reads.active_by_ref(conn, ids, paths, where, args)
     by_ref = {}
     for row in found:
+        if row[1].startswith("@"):  # a document's section, named by its path
+            by_ref.setdefault(row[1], row)
+            continue
         by_ref.setdefault(row[2], row)
         by_ref.setdefault(row[1][: -len(".json")], row)
     present = {h.rowid: h for h in active}
@@ -293,6 +299,8 @@ def search(
     depth = limit * RELATED_DEPTH if related else limit  # word matches ranked
     want = depth + 5  # a few more, so that exact ties can be ordered by category
     fetch = 2 * want  # retired memories take places until they are replaced
+    if plan.documents:  # a document's sections take places until they are collapsed into one
+        fetch *= DOC_FETCH_FACTOR
     rows: list[tuple] = []
     if plan.fused:  # a term matches text without spaces: both tables, one BM25 scale
         from . import cjk_search  # only for stores and prompts with CJK text
@@ -313,6 +321,8 @@ def search(
     if not filters.include_inactive:
         hits = replace_inactive(conn, hits, where, args)
     hits.sort(key=rank_key)
+    if plan.documents:
+        hits = collapse(hits)
     hits = hits[:depth]
     if related and hits:
         hits = _tag_related(conn, hits, limit, params.related_weight, plan.n_docs, where, args, filters)

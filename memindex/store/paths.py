@@ -115,6 +115,21 @@ def project_of(root: str | os.PathLike[str]) -> str:
     return os.path.dirname(os.path.dirname(path)) if tuple(parts[-2:]) == MEMORY_DIR else os.path.dirname(path)
 
 
+def check_doc_path(rel: object) -> str | None:
+    """Why a registered document path (`documents.paths`) cannot be used, or None: it must
+    be relative to the project and stay inside it (no `..`, no control characters)."""
+    if not isinstance(rel, str) or not rel.strip():
+        return "expected a path relative to the project"
+    if rel.startswith(("/", "~")) or "\\" in rel or ":" in rel.split("/")[0]:
+        return "is not relative to the project"
+    parts = [p for p in rel.strip("/").split("/") if p not in ("", ".")]
+    if ".." in parts or (not parts and rel.strip() not in (".", "./")):
+        return "leaves the project"
+    if not all(p.isprintable() for p in parts):
+        return "has control characters"
+    return None
+
+
 def inside(path: str, root_real: str) -> bool:
     """Is a resolved path the root or below it?"""
     return path == root_real or path.startswith(root_real.rstrip(os.sep) + os.sep)

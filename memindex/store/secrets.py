@@ -144,3 +144,25 @@ def scrub(record: object, redact: bool = False) -> tuple[object, dict[str, list[
             [{"field": f["field"], "kind": f["kind"]} for f in findings],
         )
     return _rebuild(record, lambda s: redact_text(s)[0]), {"redacted": [{"field": f["field"], "kind": f["kind"]} for f in findings]}
+
+
+def without_secrets(title: str, tags: list[str], body: str, problems: list[str]) -> tuple[str, list[str], str]:
+    """A hand-written file may hold what `memindex save` refuses: the index, index.md and
+    the hook's line get `[REDACTED:kind]` (and no `<private>` span), the row a problem."""
+    kinds: dict[str, list[str]] = {}
+    title, found = redact_text(title)
+    for kind in found:
+        kinds.setdefault(kind, []).append("title")
+    clean_tags = []
+    for tag in tags:
+        tag, found = redact_text(tag)
+        clean_tags.append(tag)
+        for kind in found:
+            kinds.setdefault(kind, []).append("tags")
+    body, found = redact_text(body)
+    for kind in found:
+        kinds.setdefault(kind, []).append("content")
+    if kinds:
+        where = "; ".join(f"{kind} in {', '.join(sorted(set(fields)))}" for kind, fields in kinds.items())
+        problems.append(f"holds what looks like a secret ({where}): redacted in the index; remove it from the file")
+    return title, clean_tags, body

@@ -25,6 +25,25 @@ def safe_relpath(prefix: str, rel: str) -> str | None:
     return prefix + rel
 
 
+def shown(prefix: str, path: str) -> str | None:
+    """How an index row's path is shown: a memory file's under the memory folder's `prefix`
+    (`safe_relpath`), a document's section as the file, relative to the project, and its
+    anchor (`@docs/adr/0007-x.md#decision` -> `docs/adr/0007-x.md#decision`). None when it
+    could leave the project or carries characters that could forge or disguise a line."""
+    if not path.startswith("@"):
+        return safe_relpath(prefix, path)
+    file, _, anchor = path[1:].partition("#")
+    if not file or "\\" in file or file.startswith("~"):
+        return None
+    parts = file.split("/")
+    if any(p in ("..", ".") for p in parts) or any(p == "" for p in parts[1:]):
+        return None
+    text = file + (f"#{anchor}" if anchor else "")
+    if not _PLAIN_PATH.union("#~").issuperset(text) and any(_category(ch) in _UNSAFE_IN_PATH for ch in text):
+        return None
+    return text
+
+
 def shown_path(rel: str) -> str:
     """A relative path fit for one line of output: as it is, or quoted with escapes."""
     return rel if rel.isprintable() else ascii(rel)
@@ -98,10 +117,10 @@ def memory_context(hits: list, prefix: str, limit: int = BLOCK_LIMIT) -> str:
     lines: list[str] = []
     size = len(head) + len(tail) + 2
     for hit in hits:
-        shown = safe_relpath(prefix, hit.path)
-        if shown is None:
+        path = shown(prefix, hit.path)
+        if path is None:
             continue
-        line = memory_line(hit.category, hit.title, shown, hit.tags, xml=True)
+        line = memory_line(hit.category, hit.title, path, hit.tags, xml=True)
         if size + len(line) + 1 > limit:
             break
         lines.append(line)

@@ -1,0 +1,243 @@
+"""The project's own documents, indexed in place: ADR folders, runbooks and docs folders,
+CLAUDE.md / AGENTS.md, Claude Code's auto memory notes.
+
+A document stays where the project keeps it and is never copied into a memory file (a copy
+would drift from it): sync reads it, by the same mtime diff as memory files, into one index
+row per section (`Unit`). What a folder holds is registered in the settings
+(`documents.paths`: folder or file -> kind); `memindex init` and `memindex import` register.
+
+Repository documents are untrusted text like memory files: every path stays inside the
+project (links leaving it are not followed, `..` is refused), walks and files are bounded,
+and a repository's config cannot name anything outside the project.
+"""
+
+from __future__ import annotations
+
+import os
+import stat as stat_mod
+from dataclasses import dataclass, field
+
+from ..defaults import (
+    DOC_KINDS, DOC_MAX_BYTES, DOC_SUFFIXES, DOC_MAX_DEPTH, DOC_MAX_FILES, DOC_SKIP_DIRS, DOC_UNIT_WORDS, ID_MAX,
+)
+from ..errors import MemindexError
+from .paths import FileStat, check_doc_path, inside, why_foreign
+
+DOC_MARK = "@"  # an index row's path starts with it when the row is a document's section
+
+
+
+class NotIndexed(MemindexError):
+    """A registered file that is not indexed, and why (a template, not an ADR, too large)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class Unit:
+    """One retrieval unit of a document: a section (with the text of its subsections), or a
+    passage of a long one. `anchor` names it in the shown path (`x.md#decision`)."""
+
+    anchor: str  # "" for the document's head (its title and the text before the first section)
+    heading: str  # the section's heading path below the document's title ("Decision > Option A")
+    text: str
+
+
+@dataclass
+class Document:
+    """What the index keeps of one document file."""
+
+    path: str  # relative to the project ("docs/adr/0007-x.md"); absolute outside it (auto memory)
+    kind: str  # one of DOC_KINDS
+    id: str  # a stable slug from the path
+    category: str  # one of CATEGORIES
+    title: str
+    tags: list[str] = field(default_factory=list)
+    record_status: str = "active"
+    status: str = ""  # the document's own status as written ("Accepted", "In Review", ...)
+    created_at: str = ""
+    updated_at: str = ""
+    successors: list[str] = field(default_factory=list)  # documents (project paths) that replace it
+    units: list[Unit] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def row_path(self, unit: Unit) -> str:
+        """The index row's path of one unit: `@docs/adr/0007-x.md#decision`."""
+        return f"{DOC_MARK}{self.path}#{unit.anchor}"
+
+
+def is_document_path(path: str) -> bool:
+    return path.startswith(DOC_MARK)
+
+
+def document_of(path: str) -> tuple[str, str]:
+    """(file, anchor) of a document row's path; ("", "") for a memory file's."""
+    if not path.startswith(DOC_MARK):
+        return "", ""
+    file, _, anchor = path[1:].partition("#")
+    return file, anchor
+
+
+def doc_id(rel: str) -> str:
+    """A stable slug from a document's path (`docs/adr/0007-use-x.md` -> `docs-adr-0007-use-x`)."""
+    from .ids import slugify
+
+    stem = rel.rsplit(".", 1)[0] if rel.lower().endswith(DOC_SUFFIXES) else rel
+    return slugify(stem.replace("/", "-"), ID_MAX) or "document"
+
+
+def normalize(rel: str) -> str:
+    return "/".join(p for p in rel.strip("/").split("/") if p not in ("", "."))
+
+
+def walk(project: str, paths: dict[str, str], problems: dict[str, str] | None = None,
+         dirs: list[str] | None = None) -> dict[str, tuple[FileStat, str]]:
+    """Every Markdown file the registered `paths` (file or folder -> kind) name, keyed by its
+    path relative to the project, with its stat and kind. Folders are read recursively (at
+    most DOC_MAX_DEPTH deep, skipping hidden, vendored and build folders), at most
+    DOC_MAX_FILES files in all; links are followed only while they stay inside the project.
+    `problems` gets each registered path that cannot be read, and why; `dirs` every folder
+    listed (the hooks' cheap freshness check stats them)."""
+    problems = {} if problems is None else problems
+    real = os.path.realpath(project)
+    found: dict[str, tuple[FileStat, str]] = {}
+    for rel, kind in sorted(paths.items()):
+        why = check_doc_path(rel)
+        if why is None and kind not in DOC_KINDS:
+            why = f"unknown kind {kind!r} (one of {', '.join(DOC_KINDS)})"
+        if why:
+            problems[rel] = why
+            continue
+        rel = normalize(rel)  # "" for the project itself (".")
+        full = os.path.join(project, rel) if rel else project
+        try:
+            target = os.path.realpath(full)
+            if not inside(target, real):
+                problems[rel] = "is a link that leaves the project (not followed)"
+                continue
+            st = os.stat(target)
+        except OSError as exc:
+            problems[rel] = f"cannot be read: {exc.strerror or exc}"
+            continue
+        if stat_mod.S_ISDIR(st.st_mode):
+            _walk_dir(project, real, rel, kind, found, problems, dirs)
+        elif stat_mod.S_ISREG(st.st_mode):
+            found.setdefault(rel, (FileStat.of(st), kind))
+        else:
+            problems[rel] = "is not a file or a folder"
+    if len(found) > DOC_MAX_FILES:
+        problems["documents"] = f"more than {DOC_MAX_FILES} files registered: only the first {DOC_MAX_FILES} are indexed"
+        found = dict(sorted(found.items())[:DOC_MAX_FILES])
+    return found
+
+
+def _walk_dir(project: str, real: str, rel: str, kind: str, found: dict[str, tuple[FileStat, str]],
+              problems: dict[str, str], dirs: list[str] | None) -> None:
+    todo = [(rel, 0)]
+    while todo:
+        folder, depth = todo.pop()
+        if dirs is not None:
+            dirs.append(folder)
+        try:
+            with os.scandir(os.path.join(project, folder)) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            problems[folder] = f"cannot list folder: {exc.strerror or exc}"
+            continue
+        for entry in entries:
+            name = entry.name
+            if name.startswith(".") or not name.isprintable():
+                continue
+            child = f"{folder}/{name}" if folder else name
+            try:
+                if entry.is_symlink():
+                    target = os.path.realpath(entry.path)
+                    if not inside(target, real):
+                        problems[child] = "is a link that leaves the project (not followed)"
+                        continue
+                    st = os.stat(target)
+                else:
+                    st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat_mod.S_ISDIR(st.st_mode):
+                if depth + 1 < DOC_MAX_DEPTH and name.lower() not in DOC_SKIP_DIRS:
+                    todo.append((child, depth + 1))
+            elif stat_mod.S_ISREG(st.st_mode) and name.lower().endswith(DOC_SUFFIXES):
+                found.setdefault(child, (FileStat.of(st), kind))
+                if len(found) > DOC_MAX_FILES:
+                    return
+
+
+def read_text(project: str, rel: str, max_bytes: int = DOC_MAX_BYTES) -> tuple[str, FileStat]:
+    """A document's text (UTF-8, undecodable bytes replaced) and its stat, read through one
+    descriptor that never follows a link out of the project; NotIndexed with the reason."""
+    path = os.path.join(project, rel)
+    real = os.path.realpath(path)
+    if not inside(real, os.path.realpath(project)):
+        raise NotIndexed("is a link that leaves the project (not followed)")
+    try:
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise NotIndexed(f"cannot be read: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat_mod.S_ISREG(st.st_mode):
+            raise NotIndexed("is not a regular file")
+        foreign = why_foreign(st)
+        if foreign:
+            raise NotIndexed(f"refused: the file {foreign}")
+        if st.st_size > max_bytes:
+            raise NotIndexed(f"is {st.st_size} bytes, over the {max_bytes}-byte limit")
+        data = fh.read(max_bytes + 1)
+    if b"\x00" in data[:8192]:
+        raise NotIndexed("is a binary file")
+    return data.decode("utf-8", "replace").lstrip("\ufeff"), FileStat.of(st)
+
+
+def units(parsed, title: str) -> list[Unit]:  # type: ignore[no-untyped-def]
+    """A document's retrieval units: its head (the title's own text and whatever comes
+    before the first section), then one per top section (the highest heading level under
+    the title), each with the headings and text of its subsections; a unit longer than
+    DOC_UNIT_WORDS is cut into passages of about that many words, at block boundaries."""
+    title_sec = next((s for s in parsed.sections if s.level == 1 and s.heading == title), None)
+    rest = [s for s in parsed.sections if s is not title_sec and s.level > 0]
+    below = [s.level for s in rest if s.level >= 2] or [s.level for s in rest]
+    top = min(below) if below else 7
+    groups: list[tuple[str, str, list[str]]] = [("", "", [])]
+    for s in parsed.sections:
+        if s is title_sec or s.level == 0:
+            groups[0][2].extend(s.blocks)
+        elif s.level < top:  # a second level-1 heading over level-2 sections: its text goes to the head
+            groups[0][2].extend([s.heading, *s.blocks])
+        elif s.level == top:
+            heading = " > ".join(h for h in s.path if h != title)
+            groups.append((s.anchor, heading, list(s.blocks)))
+        else:
+            groups[-1][2].extend([s.heading, *s.blocks])
+    out: list[Unit] = []
+    for anchor, heading, blocks in groups:
+        if not blocks and not heading:
+            continue
+        for i, passage in enumerate(_passages(blocks)):
+            out.append(Unit(anchor if i == 0 else f"{anchor}~{i + 1}", heading, passage))
+    return out
+
+
+def _passages(blocks: list[str]) -> list[str]:
+    """Blocks joined into passages of about DOC_UNIT_WORDS words (a block is never split)."""
+    out: list[str] = []
+    buf: list[str] = []
+    words = 0
+    for block in blocks:
+        n = len(block.split())
+        if buf and words + n > DOC_UNIT_WORDS:
+            out.append("\n".join(buf))
+            buf, words = [], 0
+        buf.append(block)
+        words += n
+    if buf or not out:
+        out.append("\n".join(buf))
+    return out
