@@ -290,3 +290,4 @@ DOC_SKIP_DIRS = frozenset({"node_modules", "vendor", "third_party", "build", "di
 DOC_UNIT_WORDS = 400  # a section longer than this is indexed as passages of about this size
 DOC_FETCH_FACTOR = 4  # a search over documents ranks this many times the rows (sections collapse into documents)
 DOC_SUFFIXES = (".md", ".markdown", ".mdx")  # the files a registered folder contributes
+SECTION_DECAY = 0.5  # a document's n-th best matching section adds this power n of its score (retrieval.hits.collapse)

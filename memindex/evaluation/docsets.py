@@ -90,7 +90,7 @@ def build_project(ds: DocSet, dest: Path, memories: Path | None = None) -> Path:
 
 def file_of(path: str) -> str:
     """The collection file an index row's path names (`@docs/adr/x.md#decision` -> `docs/adr/x.md`)."""
-    return path[1:].partition("#")[0] if path.startswith("@") else path
+    return path[1:].rpartition("#")[0] if path.startswith("@") else path
 
 
 def search_metrics(queries: list[dict], ranks: dict[str, list[str]]) -> dict[str, float]:
@@ -197,3 +197,11 @@ def by_kind(queries: list[dict]) -> dict[str, list[dict]]:
     for q in queries:
         out.setdefault(q["kind"], []).append(q)
     return out
+
+
+def store(ds: DocSet, tmp: Path):  # type: ignore[no-untyped-def]
+    """The set as a `sets.Store` (its project built under `tmp`), judgments on files."""
+    from .sets import Store
+
+    root = build_project(ds, tmp / ds.slug)
+    return Store(ds.slug, ds.slug, root, ds.queries, {"documents": {"paths": ds.registered}})

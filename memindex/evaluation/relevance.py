@@ -25,6 +25,7 @@ from memindex.relevance import features
 from memindex.index.sync import sync
 
 from .memory import NOW, Strategy, earlier_turns, inject_metrics
+from .docsets import file_of
 from .sets import Store, is_holdout
 
 
@@ -62,9 +63,11 @@ def collect(stores: list[Store], semantic: bool = False, questions: bool = False
     `semantic`: also each judged prompt's search rankings, `Prompt.search` and `.ranked`)."""
     out: list[Prompt] = []
     # the rules' choice, for comparison (the product's default is the model itself)
-    cfg = parse_config({"retrieval": {"match_strategy": "fts5_bm25"}, "semantic": {"enabled": semantic}})
+    cfg = parse_config(_RULES_CFG(semantic))
     params = Params.from_config(cfg)
+    base = cfg
     for store in stores:
+        cfg = parse_config(_merged(_RULES_CFG(semantic), store.config)) if store.config else base
         sync(store.root, cfg)
         conn = index.open_reader(store.root)
         docs = reads.doc_count(conn)
@@ -76,20 +79,35 @@ def collect(stores: list[Store], semantic: bool = False, questions: bool = False
                 dense_fn = strategy.worker_view(conn, q["query"], turns) if semantic else None
                 outcome = decide(conn, q["query"], cfg, turns=turns, now=NOW, params=params, dense=dense_fn)
                 p = Prompt(store.set_name, store.name, q["id"], q.get("kind", ""), is_holdout(store.set_name, q["id"]),
-                           dict(q["judgments"]), [h.path for h in outcome.hits], questions=questions, small=small,
-                           docs=docs)
+                           dict(q["judgments"]), _unique(file_of(h.path) for h in outcome.hits), questions=questions,
+                           small=small, docs=docs)
                 if outcome.intent == "resume" or "resume" in intents_of(q["query"]):
                     p.resume = True
                 elif len(q["query"].strip()) >= cfg["retrieval.min_prompt_chars"]:
                     pool = candidate_pool(conn, q["query"], cfg, turns=turns, now=NOW, params=params)
                     dense = outcome.dense if semantic else None
                     pool = with_nearest(conn, pool, dense, NOW)
-                    p.cands = [(h.path, f) for h, f in features(conn, pool, NOW, dense)]
+                    p.cands = [(file_of(h.path), f) for h, f in features(conn, pool, NOW, dense)]
                     if ranking and dense is not None and p.judgments:
                         _rankings(conn, p, q["query"], turns, cfg, params, strategy, dense)
                 out.append(p)
         conn.close()
     return out
+
+
+def _RULES_CFG(semantic: bool) -> dict:
+    return {"retrieval": {"match_strategy": "fts5_bm25"}, "semantic": {"enabled": semantic}}
+
+
+def _merged(a: dict, b: dict) -> dict:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = _merged(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def _unique(paths) -> list[str]:  # type: ignore[no-untyped-def]
+    return list(dict.fromkeys(paths))
 
 
 RANK_DEPTH = 10  # search ranks the word matches and this many nearest memories by meaning

@@ -66,6 +66,10 @@ def memories(doc: docs.Document, st: FileStat) -> list[Memory]:
     file's are."""
     out = []
     successors = [f"{docs.DOC_MARK}{s}#" for s in doc.successors]
+    stem = doc.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    if stem.lower() in ("index", "_index", "readme") and "/" in doc.path:
+        stem = doc.path.rsplit("/", 2)[-2]
+    named = _words(stem) - _words(doc.title)  # the file's name, where it says what the title does not
     for unit in doc.units:
         problems = list(doc.problems)
         title, tags, body = without_secrets(doc.title, list(doc.tags), unit.text, problems)
@@ -73,9 +77,18 @@ def memories(doc: docs.Document, st: FileStat) -> list[Memory]:
             path=doc.row_path(unit), id=doc.id, category=doc.category, title=title, tags=tags, body=body,
             record_status=doc.record_status, created_at=doc.created_at, updated_at=doc.updated_at,
             related_files=[doc.path], problems=problems, successors=successors if doc.record_status != "active" else [],
-            heading=unit.heading,
+            heading="\n".join(x for x in (unit.heading, stem if named else "") if x),
         ))
     return out
+
+
+def _words(text: str) -> set[str]:
+    from ..text.identifiers import camel_parts
+
+    out: set[str] = set()
+    for word in text.replace("_", " ").replace("-", " ").replace(".", " ").split():
+        out.update(camel_parts(word) or [word.lower()])
+    return {w for w in out if not w.isdigit()}
 
 
 def sync_documents(conn: sqlite3.Connection, root: str, cfg: Config, racy, rebuild: bool = False,  # type: ignore[no-untyped-def]

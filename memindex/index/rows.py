@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Iterable
 
 from ..text.cjk import segment
+from ..text.identifiers import other_forms
 from ..defaults import CATEGORY_PRIORITY, CATEGORY_WORDS, FILES_INDEX_MAX
 from ..store.paths import FileStat
 from ..text.render import safe_relpath
@@ -58,6 +59,8 @@ def upsert(conn: sqlite3.Connection, mem: "Memory", st: FileStat) -> bool:
     questions = "\n".join(mem.questions)
     if mem.related_files:
         body = body + "\n" + " ".join(mem.related_files)
+    # identifiers in their other spelling too (KubeQuotaExceeded <-> kube_quota_exceeded)
+    title, body = _with_forms(title), _with_forms(body)
     if row is None:
         cur = conn.execute(
             "INSERT INTO documents(path, mtime_ns, size, ctime_ns, id, category, title, tags, tag_key,"
@@ -94,6 +97,11 @@ def upsert(conn: sqlite3.Connection, mem: "Memory", st: FileStat) -> bool:
         [(file_key(f), f, rowid) for f in mem.related_files[:FILES_INDEX_MAX] if file_key(f)],
     )
     return row is None or (row[1], row[2]) != (line, mem.record_status)
+
+
+def _with_forms(text: str) -> str:
+    forms = other_forms(text)
+    return f"{text}\n{forms}" if forms else text
 
 
 def mark_invalid(conn: sqlite3.Connection, rel: str, st: FileStat, error: str) -> bool:

@@ -197,6 +197,10 @@ def features(
             "general": float(pool.general),
             "general_gap": float(pool.general) * (1.0 - covs[i]),
             "age": math.log1p(_days(h.updated_at, today)),
+            # a session summary ages; an accepted decision, a constraint or a runbook does not
+            # until it is superseded, retired or stale (which take it out of the pool)
+            "age_session": math.log1p(_days(h.updated_at, today)) if h.category == "session_summary" else 0.0,
+            "document": float(h.path.startswith("@")),
             "replacement": float(h.via is not None),
         }
         for c in CATEGORY_PRIORITY:

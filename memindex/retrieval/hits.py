@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..defaults import CATEGORY_PRIORITY
+from ..defaults import CATEGORY_PRIORITY, SECTION_DECAY
 from ..lean import loads
 
 
@@ -41,17 +41,25 @@ def rank_key(hit: Hit) -> tuple[float, int, str]:
 def document_key(path: str) -> str:
     """What one result stands for: a memory file, or a document (all its sections: `@file#a`
     and `@file#b` are one document, `@file`)."""
-    return path.partition("#")[0] if path.startswith("@") else path
+    return path.rpartition("#")[0] if path.startswith("@") else path
 
 
 def collapse(hits: list[Hit]) -> list[Hit]:
-    """One hit per memory or document, its best-ranked section standing for a document
-    (`hits` in rank order)."""
-    seen: set[str] = set()
+    """One hit per memory or document (`hits` in rank order). A document scores its best
+    section's score plus SECTION_DECAY times the next one's, SECTION_DECAY squared times the
+    third's...: a document that answers in several of its sections ranks above one that
+    shares a few words in one. Its best section stands for it (its path, its anchor)."""
+    seen: dict[str, Hit] = {}
+    n: dict[str, int] = {}
     out = []
     for hit in hits:
         key = document_key(hit.path)
         if key not in seen:
-            seen.add(key)
+            seen[key] = hit
+            n[key] = 1
             out.append(hit)
+        else:
+            seen[key].score += hit.score * SECTION_DECAY ** n[key]
+            n[key] += 1
+    out.sort(key=rank_key)
     return out

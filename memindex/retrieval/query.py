@@ -238,12 +238,17 @@ def where_clause(filters: Filters, now: datetime | None) -> tuple[str, list[obje
 def replace_inactive(conn: sqlite3.Connection, hits: list[Hit], where: str, args: list[object]) -> list[Hit]:
     """Drop retired and archived hits, putting in their place the active memories they name
     as replacements ("Replaced by ruff (preferences/ruff-lint-and-format)"), at their score:
-    a prompt worded like the old decision finds the one that holds now."""
+    a prompt worded like the old decision finds the one that holds now. A document that no
+    longer holds and names no successor (a deprecated or rejected ADR) stays, as itself:
+    it is the project's only record of what became of that decision."""
     inactive = [h for h in hits if h.record_status != "active"]
     active = [h for h in hits if h.record_status == "active"]
     if not inactive:
         return active
     refs = reads.successors(conn, (h.rowid for h in inactive))
+    kept = [h for h in inactive if h.path.startswith("@") and not refs.get(h.rowid)]
+    if kept:
+        active = sorted(active + kept, key=lambda h: -h.score)
     wanted = {ref for refs_ in refs.values() for ref in refs_}
     if not wanted:
         return active

@@ -76,7 +76,7 @@ def document_of(path: str) -> tuple[str, str]:
     """(file, anchor) of a document row's path; ("", "") for a memory file's."""
     if not path.startswith(DOC_MARK):
         return "", ""
-    file, _, anchor = path[1:].partition("#")
+    file, _, anchor = path[1:].rpartition("#")
     return file, anchor
 
 

@@ -32,7 +32,7 @@ def shown(prefix: str, path: str) -> str | None:
     could leave the project or carries characters that could forge or disguise a line."""
     if not path.startswith("@"):
         return safe_relpath(prefix, path)
-    file, _, anchor = path[1:].partition("#")
+    file, _, anchor = path[1:].rpartition("#")
     if not file or "\\" in file or file.startswith("~"):
         return None
     parts = file.split("/")
