@@ -42,6 +42,7 @@ class Prompt:
     rules: list[str]
     resume: bool = False
     questions: bool = False  # its store's memories carry their blind questions (`sets.add_questions`)
+    group: str = ""  # the kind of store it was asked of (evaluation/kinds.py), set by the trainer
     small: bool = False  # asked of a small store cut from its set (`sets.small_stores`)
     docs: int = 0  # memories in its store (below `CALIBRATED_MIN_DOCS` the rules decide)
     cands: list[tuple[str, dict[str, float]]] = field(default_factory=list)
@@ -142,28 +143,42 @@ def recall_at(prompts: list[Prompt], runs: list[list[str]], k: int = 10) -> floa
 
 
 def design(prompts: list[Prompt], names: list[str]):
-    """X, y (grade >= 1), grade-2 flags for every candidate of these prompts."""
+    """X, y (grade >= 1), grade-2 flags and each row's weight (its group's: `group_weights`)
+    for every candidate of these prompts."""
     import numpy as np
 
-    rows, y, g2 = [], [], []
+    rows, y, g2, w = [], [], [], []
+    weight = group_weights(prompts)
     for p in prompts:
         for path, f in p.cands:
             rows.append([f.get(n, 0.0) for n in names])
             grade = p.judgments.get(path, 0)
             y.append(1.0 if grade >= 1 else 0.0)
             g2.append(grade >= 2)
-    return np.array(rows, dtype=float).reshape(-1, len(names)), np.array(y), np.array(g2)
+            w.append(weight[p.group])
+    return np.array(rows, dtype=float).reshape(-1, len(names)), np.array(y), np.array(g2), np.array(w)
+
+
+def group_weights(prompts: list[Prompt]) -> dict[str, float]:
+    """Each group (kind of store) weighs as much as any other in a fit, whatever its number
+    of prompts: LoCoMo's 1,200 training prompts must not drown an ADR collection's 30."""
+    counts: dict[str, int] = {}
+    for p in prompts:
+        counts[p.group] = counts.get(p.group, 0) + 1
+    total = len(prompts)
+    return {g: total / (len(counts) * n) for g, n in counts.items()}
 
 
 def fit(prompts: list[Prompt], names: list[str], l2: float = 1.0, grade2_weight: float = 1.0) -> dict:
-    """An L2-regularised logistic regression; returns {bias, weights, means} in raw units."""
+    """An L2-regularised logistic regression, each kind of store weighed alike; returns
+    {bias, weights, means} in raw units."""
     import numpy as np
 
-    X, y, g2 = design(prompts, names)
+    X, y, g2, kw = design(prompts, names)
     mu, sd = X.mean(axis=0), X.std(axis=0)
     sd[sd < 1e-9] = 1.0
     Z = np.hstack([np.ones((len(X), 1)), (X - mu) / sd])
-    sw = np.where(g2, grade2_weight, 1.0)
+    sw = np.where(g2, grade2_weight, 1.0) * kw
     w = np.zeros(Z.shape[1])
     reg = np.full(Z.shape[1], l2)
     reg[0] = 0.0
@@ -242,9 +257,19 @@ def out_of_fold(prompts: list[Prompt], fit_model) -> tuple[list[Prompt], list[li
 
 def choose_threshold(prompts: list[Prompt], scored: list[list[tuple[str, float]]]) -> tuple[float, float]:
     """`min_confidence` and `min_share`, chosen together on these (training) prompts, each
-    scored out of fold (`out_of_fold`)."""
+    scored out of fold (`out_of_fold`): the objective's mean over the groups (kinds of
+    store), so that one threshold holds on each kind rather than on the largest."""
+    groups: dict[str, list[int]] = {}
+    for i, p in enumerate(prompts):
+        groups.setdefault(p.group, []).append(i)
+
+    def value(ts: tuple[float, float]) -> float:
+        chosen = model_choice(prompts, scored, ts[0], 3, ts[1])
+        return sum(objective(policy_metrics([prompts[i] for i in idx], [chosen[i] for i in idx]))
+                   for idx in groups.values()) / len(groups)
+
     grid = [(t / 100, s / 10) for t in range(5, 96) for s in range(0, 10)]
-    return max(grid, key=lambda ts: (objective(policy_metrics(prompts, model_choice(prompts, scored, ts[0], 3, ts[1]))), ts))
+    return max(grid, key=lambda ts: (value(ts), ts))
 
 
 def calibration(prompts: list[Prompt], scored: list[list[tuple[str, float]]],

@@ -201,6 +201,7 @@ def features(
             # until it is superseded, retired or stale (which take it out of the pool)
             "age_session": math.log1p(_days(h.updated_at, today)) if h.category == "session_summary" else 0.0,
             "document": float(h.path.startswith("@")),
+            "sections": math.log1p(h.sections - 1),  # a document's further sections that matched
             "replacement": float(h.via is not None),
         }
         for c in CATEGORY_PRIORITY:

@@ -11,6 +11,7 @@ class Hit:
 
     __slots__ = (
         "rowid", "path", "id", "category", "title", "tags", "updated_at", "record_status", "score", "coverage", "via",
+        "sections",
     )
 
     def __init__(
@@ -23,6 +24,7 @@ class Hit:
         self.score = score  # higher is better (-bm25 for word matches)
         self.coverage = coverage  # share of the query's IDF mass this memory matches
         self.via = via  # rowid of the retired memory this one replaces in the results
+        self.sections = 1  # a document's: how many of its sections matched (retrieval.hits.collapse)
 
     @classmethod
     def from_row(cls, row: tuple, score: float, via: int | None = None) -> "Hit":
@@ -61,5 +63,6 @@ def collapse(hits: list[Hit]) -> list[Hit]:
         else:
             seen[key].score += hit.score * SECTION_DECAY ** n[key]
             n[key] += 1
+            seen[key].sections = n[key]
     out.sort(key=rank_key)
     return out
