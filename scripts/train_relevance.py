@@ -37,7 +37,7 @@ from memindex.evaluation import relevance as rel  # noqa: E402
 from memindex.evaluation.questions import LOCAL_SETS  # noqa: E402
 from memindex.evaluation.metrics import table  # noqa: E402
 from memindex.evaluation.sets import SMALL_SIZES, small_stores  # noqa: E402
-from memindex.relevance import WEIGHTS_FILE, Model  # noqa: E402
+from memindex.relevance import WEIGHTS_FILE, Bar, Model  # noqa: E402
 
 WITH_QUESTIONS = tuple(s for s in K.TRAINED if s in LOCAL_SETS)  # the json sets with blind questions
 LEXICAL = [
@@ -61,6 +61,11 @@ def as_model(name: str, fitted: dict, threshold: float) -> Model:
     return Model(name, fitted["bias"], fitted["weights"], fitted["means"], threshold)
 
 
+def bar(model: Model, which: str) -> tuple[float, float]:
+    b = model.documents if which == "documents" else model.memories
+    return b.min_confidence, b.min_share
+
+
 def train(prompts: list[rel.Prompt], names: list[str], kind: str) -> Model:
     """A model on these prompts' training part (`trained_on`), its threshold and share of the
     best chosen on the same prompts scored out of fold, each set by a model fitted on the
@@ -71,12 +76,15 @@ def train(prompts: list[rel.Prompt], names: list[str], kind: str) -> Model:
         return as_model(kind, rel.fit(part, names, L2), 0.5)
 
     model = fit(dev)
-    model.min_confidence, model.min_share = rel.choose_threshold(*rel.out_of_fold(dev, fit))
+    for population, kinds in (("memories", K.MEMORY_KINDS), ("documents", K.DOCUMENT_KINDS)):
+        part = [p for p in dev if p.group in kinds]
+        if part:
+            setattr(model, population, Bar(*rel.choose_threshold(*rel.out_of_fold(part, fit))))
     return model
 
 
 def choice(model: Model, prompts: list[rel.Prompt], scored: list[list[tuple[str, float]]]) -> list[list[str]]:
-    return rel.model_choice(prompts, scored, model.min_confidence, MAX_INJECT, model.min_share)
+    return rel.model_choice(prompts, scored, model.min_confidence, MAX_INJECT, model.min_share, bar(model, "documents"))
 
 
 def row(label: str, prompts: list[rel.Prompt], chosen: list[list[str]]) -> list[object]:
@@ -89,8 +97,8 @@ VARIANTS = (("as committed", False), ("with questions", True))
 
 
 def trained_on(p: rel.Prompt) -> bool:
-    """A training prompt: a dev slice's, of a set training may see, not a small store's."""
-    return not p.holdout and not p.small and p.set_name not in K.UNSEEN
+    """A training prompt: a dev slice's, of a set and a kind training may see, not a small store's."""
+    return not p.holdout and not p.small and p.set_name not in K.UNSEEN and p.group not in K.NEVER_TRAINED
 
 
 def judged(model: Model, prompts: list[rel.Prompt]) -> list[list[str]]:
@@ -105,7 +113,7 @@ def leave_one_kind_out(prompts: list[rel.Prompt], names: list[str], kind: str) -
         model = train([p for p in prompts if p.group != left and trained_on(p)], names, kind)
         for label, keep in (("held-out", lambda p: p.holdout), ("whole", lambda p: True)):
             ps = [p for p in prompts if p.group == left and keep(p) and not p.small and p.set_name not in K.UNSEEN]
-            t = f"t={model.min_confidence:.2f}, share {model.min_share:g}"
+            t = f"bars {bar(model, 'memories')} / documents {bar(model, 'documents')}"
             rows.append(row(f"{left}, {label}: rules", ps, [p.rules for p in ps]))
             rows.append(row(f"{left}, {label}: model never trained on {left} ({t})", ps, judged(model, ps)))
     print("\nleave one kind out (a model trained on the other kinds' dev slices; threshold chosen there)\n")
@@ -145,8 +153,14 @@ def leave_one_set_out(prompts: list[rel.Prompt], names: list[str], kind: str) ->
 
 
 def unseen(final: Model, prompts: list[rel.Prompt]) -> None:
-    """The json kind's UNSEEN sets and the small stores, by the shipped model."""
+    """The kinds never trained on (LoCoMo), the json kind's UNSEEN sets and the small
+    stores, by the shipped model."""
     rows = []
+    for group in K.NEVER_TRAINED:
+        ps = [p for p in prompts if p.group == group]
+        if ps:
+            rows.append(row(f"{group} (a kind never trained on), whole: rules", ps, [p.rules for p in ps]))
+            rows.append(row(f"{group} (a kind never trained on), whole: model", ps, judged(final, ps)))
     for name in K.UNSEEN:
         ps = [p for p in prompts if p.set_name == name and not p.small]
         if ps:
@@ -234,6 +248,7 @@ def main() -> int:
         data["models"][kind] = {
             "features": names, "bias": round(final.bias, 6), "min_confidence": final.min_confidence,
             "min_share": final.min_share,
+            "documents": {"min_confidence": final.documents.min_confidence, "min_share": final.documents.min_share},
             "weights": {k: round(v, 6) for k, v in final.weights.items()},
             "means": {k: round(v, 6) for k, v in final.means.items()},
         }
@@ -253,7 +268,7 @@ def main() -> int:
             unseen(final, prompts)
             if args.ranking and semantic:
                 ranking(prompts, models)
-        print(f"\nshipped {kind} model: min_confidence {final.min_confidence:.2f}, min_share {final.min_share:g}; weights (raw units), largest first:")
+        print(f"\nshipped {kind} model: memories' bar {bar(final, 'memories')}, documents' bar {bar(final, 'documents')}; weights (raw units), largest first:")
         for k, v in sorted(final.weights.items(), key=lambda kv: -abs(kv[1])):
             print(f"  {k:16s} {v:+.3f}")
     if args.write and not args.check:

@@ -46,10 +46,10 @@ def cmd_search(args: argparse.Namespace, root: str, cfg: Config) -> int:
     )
     prefix = display_prefix(root)
     if args.json:
-        from ..store.files import read_source
+        from ..policy.recall import source_of
 
         max_bytes = int(cfg["index.max_file_bytes"])
-        emit_json([{**hit_json(h, prefix), "source": read_source(root, h.path, max_bytes)} for h in hits])
+        emit_json([{**hit_json(h, prefix), "source": source_of(root, h.path, max_bytes)} for h in hits])
     elif hits:
         print(format_hits(hits, prefix))
     _attention(root)

@@ -4,8 +4,9 @@ model across kinds: a model trained on one kind says little about one it never s
 - json: short JSON memories written for memindex (evalsets/<set>); TRAINED are trained on
   (dev slices), UNSEEN never (each was written blind and measured once before; they stay the
   kind's check on stores the model never saw);
-- conversational: LoCoMo's facts (../shared/data/locomo, when present) and wren (evalsets/wren,
-  written blind: captured chatty sessions);
+- conversational: wren (evalsets/wren, written blind: a coding project's chatty captured sessions);
+- locomo: LoCoMo's everyday facts about two people (../shared/data/locomo, when present): a kind
+  of store never trained on, judged whole (the check on a kind the model never saw);
 - cjk: koi (evalsets/koi, written blind: a team writing Chinese and Japanese with English
   identifiers);
 - adr, runbook: real public collections indexed in place (evaluation/docsets.py; their files
@@ -22,9 +23,12 @@ from .sets import LOCOMO_JSON, Store, all_sets
 TRAINED = ("harbor", "atlas", "cedar", "fjord", "quarry", "sedge", "heron", "ibis", "jetty", "lumen", "mesa",
            "nectar", "onyx")
 UNSEEN = ("pylon", "reef", "tundra", "vale")
-CONVERSATIONAL = ("wren", "locomo")
+CONVERSATIONAL = ("wren",)
 CJK = ("koi",)
-KINDS = ("json", "conversational", "cjk", "adr", "runbook")
+KINDS = ("json", "conversational", "cjk", "adr", "runbook", "locomo")
+NEVER_TRAINED = ("locomo",)  # whole kinds kept out of training
+MEMORY_KINDS = ("json", "conversational", "cjk")  # their candidates are memory files: the memories' bar
+DOCUMENT_KINDS = ("adr", "runbook")  # documents' sections: the documents' bar
 
 
 def doc_kind(ds: docsets.DocSet) -> str:
@@ -41,8 +45,9 @@ def stores(tmp: Path, kinds: tuple[str, ...] = KINDS, unseen: bool = False, ques
     if "cjk" in kinds:
         out["cjk"] = all_sets(tmp / "cjk", CJK)
     if "conversational" in kinds:
-        names = tuple(n for n in CONVERSATIONAL if n != "locomo" or LOCOMO_JSON.exists())
-        out["conversational"] = all_sets(tmp / "conversational", names)
+        out["conversational"] = all_sets(tmp / "conversational", CONVERSATIONAL)
+    if "locomo" in kinds and LOCOMO_JSON.exists():
+        out["locomo"] = all_sets(tmp / "locomo", ("locomo",))
     for slug in docsets.available():
         ds = docsets.load(slug)
         kind = doc_kind(ds)

@@ -43,6 +43,7 @@ class Prompt:
     resume: bool = False
     questions: bool = False  # its store's memories carry their blind questions (`sets.add_questions`)
     group: str = ""  # the kind of store it was asked of (evaluation/kinds.py), set by the trainer
+    documents: frozenset[str] = frozenset()  # the candidates that are documents' sections (files)
     small: bool = False  # asked of a small store cut from its set (`sets.small_stores`)
     docs: int = 0  # memories in its store (below `CALIBRATED_MIN_DOCS` the rules decide)
     cands: list[tuple[str, dict[str, float]]] = field(default_factory=list)
@@ -89,6 +90,7 @@ def collect(stores: list[Store], semantic: bool = False, questions: bool = False
                     dense = outcome.dense if semantic else None
                     pool = with_nearest(conn, pool, dense, NOW)
                     p.cands = [(file_of(h.path), f) for h, f in features(conn, pool, NOW, dense)]
+                    p.documents = frozenset(path for path, f in p.cands if f.get("document"))
                     if ranking and dense is not None and p.judgments:
                         _rankings(conn, p, q["query"], turns, cfg, params, strategy, dense)
                 out.append(p)
@@ -206,11 +208,20 @@ def probabilities(model, prompts: list[Prompt]) -> list[list[tuple[str, float]]]
     return out
 
 
-def picks(scored: list[tuple[str, float]], threshold: float, max_inject: int = 3, share: float = 0.0) -> list[str]:
+def picks(scored: list[tuple[str, float]], threshold: float, max_inject: int = 3, share: float = 0.0,
+          documents: frozenset[str] = frozenset(), doc_bar: tuple[float, float] | None = None) -> list[str]:
     """The calibrated policy's choice among one prompt's candidates (best first): P at
-    least `threshold` and at least `share` of the best candidate's (`relevance.choose`)."""
-    floor = share * scored[0][1] if scored else 0.0
-    return [path for path, prob in scored if prob >= threshold and prob >= floor][:max_inject]
+    least `threshold` and at least `share` of the best candidate's of its population; a
+    document's section (`documents`) by its own bar, `doc_bar` (`relevance.choose`)."""
+    doc_t, doc_s = doc_bar or (threshold, share)
+    best = {doc: next((prob for path, prob in scored if (path in documents) == doc), 0.0) for doc in (False, True)}
+    out = []
+    for path, prob in scored:
+        doc = path in documents
+        t, s = (doc_t, doc_s) if doc else (threshold, share)
+        if prob >= t and prob >= s * best[doc]:
+            out.append(path)
+    return out[:max_inject]
 
 
 def policy_metrics(prompts: list[Prompt], chosen: list[list[str]]) -> dict[str, float]:
@@ -223,12 +234,12 @@ def policy_metrics(prompts: list[Prompt], chosen: list[list[str]]) -> dict[str, 
 
 
 def model_choice(prompts: list[Prompt], scored: list[list[tuple[str, float]]], threshold: float,
-                 max_inject: int = 3, share: float = 0.0) -> list[list[str]]:
+                 max_inject: int = 3, share: float = 0.0, doc_bar: tuple[float, float] | None = None) -> list[list[str]]:
     """What the calibrated policy injects: the rules' choice where the prompt asks to resume
     (rule 3 is not about relevance) or its store is too small for the model
-    (`CALIBRATED_MIN_DOCS`), else `picks`."""
-    return [p.rules if p.resume or p.docs < CALIBRATED_MIN_DOCS else picks(s, threshold, max_inject, share)
-            for p, s in zip(prompts, scored)]
+    (`CALIBRATED_MIN_DOCS`), else `picks` (documents by `doc_bar`)."""
+    return [p.rules if p.resume or p.docs < CALIBRATED_MIN_DOCS
+            else picks(s, threshold, max_inject, share, p.documents, doc_bar) for p, s in zip(prompts, scored)]
 
 
 BETA = 0.8  # precision weighs a little more than recall: the issue's targets are a precision at a recall

@@ -158,7 +158,7 @@ def _answer(root, prompt: str, cfg, options: dict) -> list:
 
     conn = index.open_reader(root, busy_ms=1000)
     try:
-        index.refresh(conn, root, note)
+        index.refresh(conn, root, note, cfg["documents.paths"])
         return auto_inject(conn, prompt, cfg, **options)
     finally:
         conn.close()

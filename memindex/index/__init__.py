@@ -18,7 +18,7 @@ from .db import (
     set_meta,
     transaction,
 )
-from .fresh import doc_fingerprint, folder_mtimes, is_current, is_stale, now_ns, refresh, stat_fingerprint, sync_due
+from .fresh import doc_fingerprint, documents_current, folder_mtimes, is_current, is_stale, now_ns, refresh, stat_fingerprint, sync_due
 
 # The writer side loads only when a writer asks for it: the prompt hook reads.
 _ROWS = frozenset({

@@ -140,8 +140,8 @@ def sync_documents(conn: sqlite3.Connection, root: str, cfg: Config, racy, rebui
         _record(conn, path, kind, st, doc.title, None)
         if old is None:
             report.added += 1
-        else:
-            report.updated += 1
+        elif not (old[0].size == -1 and (old[0].mtime_ns, old[0].ctime_ns) == (st.mtime_ns, st.ctime_ns)):
+            report.updated += 1  # (a racy file read again with a stat that did not move is no change)
     return report
 
 

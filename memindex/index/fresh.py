@@ -106,7 +106,7 @@ def stat_fingerprint(root: str | os.PathLike[str], keep: dict[str, list[os.DirEn
     return [count, acc & _MASK]
 
 
-def doc_fingerprint(root: str | os.PathLike[str], dirs: object, singles: object) -> list[int]:
+def doc_fingerprint(root: str | os.PathLike[str], dirs: object, singles: object, newest: list[int] | None = None) -> list[int]:
     """[files, digest] of the registered documents' stats (mtime, ctime, size): the Markdown
     files directly in each folder the last sync walked (`dirs`) and the files registered one
     by one (`singles`), as `stat_fingerprint` is for memory files."""
@@ -118,6 +118,8 @@ def doc_fingerprint(root: str | os.PathLike[str], dirs: object, singles: object)
 
     def add(st: os.stat_result) -> None:
         nonlocal count, acc
+        if newest is not None:
+            newest[0] = max(newest[0], st.st_mtime_ns, st.st_ctime_ns)
         count += 1
         acc += (st.st_mtime_ns * 0x9E3779B97F4A7C15 ^ st.st_ctime_ns * 0xC2B2AE3D27D4EB4F
                 ^ st.st_size * 0x165667B19E3779F9) & _MASK
@@ -151,15 +153,27 @@ def is_current(conn: sqlite3.Connection, root: str | os.PathLike[str], doc_paths
     if is_stale(conn, root, doc_paths):
         return False
     try:
-        meta = meta_values(conn, ("fingerprint", "doc_fingerprint", "doc_dirs", "doc_singles"))
+        stored = meta_values(conn, ("fingerprint",)).get("fingerprint")
     except (ValueError, TypeError, RecursionError):
         return False
-    stored = meta.get("fingerprint")
-    if stored is None or stored != stat_fingerprint(root):
+    return stored is not None and stored == stat_fingerprint(root) and documents_current(conn, root, doc_paths)
+
+
+def documents_current(conn: sqlite3.Connection, root: str | os.PathLike[str], doc_paths: object = None) -> bool:
+    """Does the index hold the registered documents as they are: what is registered
+    (`doc_paths`, when the caller has the settings), their folders, and every file's stat?
+    True at once where none is registered and none was."""
+    try:
+        meta = meta_values(conn, ("doc_fingerprint", "doc_dirs", "doc_singles", "doc_paths"))
+    except (ValueError, TypeError, RecursionError):
         return False
-    if meta.get("doc_dirs") or meta.get("doc_singles"):
-        return meta.get("doc_fingerprint") == doc_fingerprint(root, meta.get("doc_dirs"), meta.get("doc_singles"))
-    return True
+    if doc_paths is not None and (meta.get("doc_paths") or {}) != doc_paths:
+        return False
+    if not (meta.get("doc_dirs") or meta.get("doc_singles")):
+        return True
+    if _doc_dirs_moved(root, meta.get("doc_dirs")):
+        return False
+    return meta.get("doc_fingerprint") == doc_fingerprint(root, meta.get("doc_dirs"), meta.get("doc_singles"))
 
 
 def sync_due(conn: sqlite3.Connection) -> float | None:
@@ -180,12 +194,13 @@ def sync_due(conn: sqlite3.Connection) -> float | None:
     return interval if age < -FUTURE_SLACK_S or age > interval else None
 
 
-def refresh(conn: sqlite3.Connection, root: str | os.PathLike[str], say: Callable[[str], None]) -> None:
+def refresh(conn: sqlite3.Connection, root: str | os.PathLike[str], say: Callable[[str], None],
+            doc_paths: object = None) -> None:
     """The prompt hook's freshness, O(1): a stale index (files added, removed, renamed: the
     folders' mtimes) gets a background sync; one whose last full sync is older than its
     interval (`sync_due`) gets a background `sync --if-changed`, which sees edits made in
     place. The process starter loads only then."""
-    if is_stale(conn, root):
+    if is_stale(conn, root, doc_paths):
         interval, extra = FRESH_SYNC_MIN_S, ()
     elif (interval := sync_due(conn)) is not None and not rootfs.guarded(os.path.join(root, SPAWN_MARKER), interval):
         extra = ("--if-changed",)  # once per interval: the prompts between load nothing more

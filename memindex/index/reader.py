@@ -26,7 +26,7 @@ def open_fresh_reader(root: str | os.PathLike[str], cfg: Config, allow_sync: boo
     conn = None
     try:
         conn = index.open_reader(root)
-        if is_current_asking_watcher(conn, root):
+        if is_current_asking_watcher(conn, root, cfg["documents.paths"]):
             return conn
     except IndexUnavailable:
         pass

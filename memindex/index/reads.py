@@ -244,7 +244,21 @@ def tag_boosts(
 
 
 def counts_by_status(conn: sqlite3.Connection) -> list[tuple[str, str, int]]:
-    return conn.execute("SELECT category, record_status, count(*) FROM documents GROUP BY 1, 2").fetchall()
+    """(category, status, memory files): documents' sections are counted by `document_counts`."""
+    return conn.execute(
+        "SELECT category, record_status, count(*) FROM documents WHERE path NOT LIKE '@%' GROUP BY 1, 2").fetchall()
+
+
+def document_counts(conn: sqlite3.Connection) -> tuple[dict[str, int], dict[str, str]]:
+    """({kind: files indexed}, {file: why it is not indexed}) of the registered documents."""
+    indexed: dict[str, int] = {}
+    skipped: dict[str, str] = {}
+    for path, kind, error in conn.execute("SELECT path, kind, error FROM sources ORDER BY path"):
+        if error is None:
+            indexed[kind] = indexed.get(kind, 0) + 1
+        else:
+            skipped[path] = error
+    return indexed, skipped
 
 
 def invalid_files(conn: sqlite3.Connection) -> dict[str, str]:

@@ -263,8 +263,6 @@ def _sync_locked(
             only_docs = [p for p in only_list if p.split("/")[0] not in FOLDERS]
             only_list = [p for p in only_list if p.split("/")[0] in FOLDERS]
         meta_before = index.get_meta(conn)
-        doc_print = (index.doc_fingerprint(root, meta_before.get("doc_dirs"), meta_before.get("doc_singles"))
-                     if only_list is None else None)
         listed: dict[str, list[os.DirEntry]] = {}
         fingerprint = index.stat_fingerprint(root, listed) if only_list is None else None
         ignored: list[str] | None = [] if only_list is None else None
@@ -315,10 +313,13 @@ def _sync_locked(
                                                          rebuild=bool(rebuild and only_list is None), only=only_docs)
                         report.documents = dreport.summary(index.count_not_indexed(conn))
                         if only_docs is None:
+                            # the stats as the walk left them; a file changed within the racy window
+                            # (read or not) leaves none, so the next check syncs again
                             singles = sorted(p for p in registered if p not in dreport.dirs)
-                            if (dreport.racy or list(dreport.dirs) != list(meta_before.get("doc_dirs") or {})
-                                    or singles != (meta_before.get("doc_singles") or [])):
-                                doc_print = None  # the folders changed under the walk: the next check syncs again
+                            newest = [0]
+                            doc_print = index.doc_fingerprint(root, dreport.dirs, singles, newest)
+                            if dreport.racy or newest[0] > start_ns - RACY_WINDOW_NS:
+                                doc_print = None
                             index.set_meta(conn, doc_dirs=dreport.dirs, doc_singles=singles, doc_paths=registered,
                                            doc_fingerprint=doc_print)
                 if only_list is None:

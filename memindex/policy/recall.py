@@ -171,7 +171,7 @@ def explain(root: str, cfg: Config, prompt: str, file: str | None = None, allow_
         dense = None if pending is None else worker_view(pending)
         semantic = "the worker was asked" if pending else "no worker running: the lexical rules alone (as the hook without it)"
     from ..index.reads import invalid_files
-    from ..store.files import read_source, refusals
+    from ..store.files import refusals
 
     try:
         outcome = on_file(conn, file, prompt, cfg) if file is not None else decide(conn, prompt, cfg, dense=dense)
@@ -182,7 +182,7 @@ def explain(root: str, cfg: Config, prompt: str, file: str | None = None, allow_
         semantic = "the worker answered" if outcome.dense is not None else "the worker did not answer in time: lexical rules alone"
     prefix = display_prefix(root)
 
-    sources = {d.path: read_source(root, d.path, int(cfg["index.max_file_bytes"])) for d in outcome.decisions}
+    sources = {d.path: source_of(root, d.path, int(cfg["index.max_file_bytes"])) for d in outcome.decisions}
     calibrated = cfg["retrieval.match_strategy"] == "calibrated" and file is None
     names = ("match_strategy", "max_inject", *(("min_confidence",) if calibrated else RULE_SETTINGS), "intents",
              "file_anchors", *(("tool_anchors",) if file is not None else ()))
@@ -194,15 +194,26 @@ def explain(root: str, cfg: Config, prompt: str, file: str | None = None, allow_
     return {
         "prompt": prompt, **({"file": file} if file is not None else {}), "intent": outcome.intent,
         "settings": settings, "semantic": semantic,
-        "injected": [prefix + h.path for h in outcome.hits],
+        "injected": [shown(prefix, h.path) or "" for h in outcome.hits],
         "refused": {prefix + rel: why for rel, why in refused.items()},
         "considered": [
-            {"path": prefix + d.path, "kept": d.kept, "rule": d.rule, "score": round(d.score, 4),
+            {"path": shown(prefix, d.path) or "", "kept": d.kept, "rule": d.rule, "score": round(d.score, 4),
              "coverage": None if d.coverage is None else round(d.coverage, 3), "source": sources[d.path],
              "probability": None if d.probability is None else round(d.probability, 3)}
             for d in outcome.decisions
         ],
     }
+
+
+def source_of(root: str, path: str, max_bytes: int) -> dict[str, str] | None:
+    """Where a memory came from (its `source`), or for a document's section the document
+    itself: {kind: "document", path, section}."""
+    if path.startswith("@"):
+        file, _, anchor = path[1:].rpartition("#")
+        return {"kind": "document", "path": file, **({"section": anchor} if anchor else {})}
+    from ..store.files import read_source
+
+    return read_source(root, path, max_bytes)
 
 
 # --- how hits are shown ---------------------------------------------------------------

@@ -224,19 +224,42 @@ def features(
     return out
 
 
+class Bar:
+    """Where a candidate is injected: its P reaches `min_confidence` and `min_share` of the
+    best P among the prompt's candidates of its population (chosen together at training)."""
+
+    __slots__ = ("min_confidence", "min_share")
+
+    def __init__(self, min_confidence: float, min_share: float = 0.0) -> None:
+        self.min_confidence, self.min_share = min_confidence, min_share
+
+
 class Model:
     """A logistic regression in the raw feature space: P = sigmoid(bias + sum w_i x_i).
     `means` are the training set's feature means, for explaining a score as each feature's
-    push away from an average candidate. `min_share`: a candidate is injected only if its P
-    is at least this share of the prompt's best candidate's (chosen at training with
-    `min_confidence`): a second pick far less likely than the first is mostly a near miss."""
+    push away from an average candidate. Two populations each get their own `Bar`: memory
+    files, and sections of the project's documents (long texts, another scale of scores and
+    coverages: the same P does not buy the same precision in both). `min_share`: a second
+    pick far less likely than the first is mostly a near miss."""
 
-    __slots__ = ("name", "bias", "weights", "means", "min_confidence", "min_share")
+    __slots__ = ("name", "bias", "weights", "means", "memories", "documents")
 
     def __init__(self, name: str, bias: float, weights: dict[str, float], means: dict[str, float],
-                 min_confidence: float, min_share: float = 0.0) -> None:
+                 min_confidence: float, min_share: float = 0.0, documents: Bar | None = None) -> None:
         self.name, self.bias, self.weights, self.means = name, bias, weights, means
-        self.min_confidence, self.min_share = min_confidence, min_share
+        self.memories = Bar(min_confidence, min_share)
+        self.documents = documents or self.memories
+
+    @property
+    def min_confidence(self) -> float:
+        return self.memories.min_confidence
+
+    @property
+    def min_share(self) -> float:
+        return self.memories.min_share
+
+    def bar(self, document: bool) -> Bar:
+        return self.documents if document else self.memories
 
     def logit(self, f: dict[str, float]) -> float:
         return self.bias + sum(w * f.get(k, 0.0) for k, w in self.weights.items())
@@ -256,33 +279,39 @@ def load(kind: str = "lexical", path: str = WEIGHTS_FILE) -> Model:
         with open(path, "rb") as fh:
             data = loads(fh.read())
         m = data["models"].get(kind) or data["models"]["lexical"]  # no model for the worker's view: words alone
+        docs = m.get("documents")
         _models[key] = Model(kind, float(m["bias"]), {k: float(v) for k, v in m["weights"].items()},
                              {k: float(v) for k, v in m["means"].items()}, float(m["min_confidence"]),
-                             float(m.get("min_share", 0.0)))
+                             float(m.get("min_share", 0.0)),
+                             Bar(float(docs["min_confidence"]), float(docs.get("min_share", 0.0))) if docs else None)
     return _models[key]
 
 
 def choose(conn: sqlite3.Connection, pool: Pool, cfg: Config, now: datetime | None, outcome: Outcome) -> list[Hit]:
     """The relevance model decides (`match_strategy: calibrated`): every candidate's
-    P(relevant) from all the evidence at once; the best ones reaching
-    `retrieval.min_confidence` and the model's `min_share` of the best one's, at most
-    `max_inject`."""
+    P(relevant) from all the evidence at once; the best ones reaching their population's
+    bar (`Model.bar`: `retrieval.min_confidence` when the user set it, else the trained one,
+    and its share of the population's best P), at most `max_inject`."""
     model = load("semantic" if outcome.dense is not None else "lexical")
-    floor = cfg["retrieval.min_confidence"]
-    floor = model.min_confidence if floor is None else floor
+    given = cfg["retrieval.min_confidence"]
     scored = [(model.prob(f), h, f) for h, f in features(conn, pool, now, outcome.dense)]
     scored.sort(key=lambda s: -s[0])
-    share = model.min_share * scored[0][0] if scored else 0.0
+    best = {doc: next((p for p, h, _ in scored if h.path.startswith("@") == doc), 0.0) for doc in (False, True)}
     picks: list[Hit] = []
     for p, h, f in scored:
-        kept = p >= floor and p >= share and len(picks) < cfg["retrieval.max_inject"]
+        doc = h.path.startswith("@")
+        bar = model.bar(doc)
+        floor = bar.min_confidence if given is None else given
+        kept = p >= floor and p >= bar.min_share * best[doc] and len(picks) < cfg["retrieval.max_inject"]
         if kept:
             picks.append(h)
-        outcome.note(h, kept, lambda p=p, f=f, kept=kept: _why(model, p, f, kept, floor, scored[0][0], cfg), p)
+        outcome.note(h, kept, lambda p=p, f=f, kept=kept, floor=floor, bar=bar, top=best[doc]:
+                     _why(model, p, f, kept, floor, bar.min_share, top, cfg), p)
     return picks
 
 
-def _why(model: Model, p: float, f: dict[str, float], kept: bool, floor: float, best: float, cfg: Config) -> str:
+def _why(model: Model, p: float, f: dict[str, float], kept: bool, floor: float, share: float, best: float,
+         cfg: Config) -> str:
     from .explain import why  # explain's words: loaded only when a decision is worded
 
-    return why(model, p, f, kept, floor, best, cfg)
+    return why(model, p, f, kept, floor, share, best, cfg)

@@ -66,13 +66,14 @@ def reasons(model: Model, f: dict[str, float], k: int = 3) -> list[tuple[str, fl
     return [(DESCRIBE.get(n, n), p) for n, p in pushes[:k] if abs(p) >= 0.05]
 
 
-def why(model: Model, p: float, f: dict[str, float], kept: bool, floor: float, best: float, cfg: Config) -> str:
+def why(model: Model, p: float, f: dict[str, float], kept: bool, floor: float, share: float, best: float,
+        cfg: Config) -> str:
     """`explain`'s words for one candidate's decision: its P against the bar it met or missed,
     and the features that moved it most."""
     moved = ", ".join(f"{words} {'+' if push > 0 else '-'}" for words, push in reasons(model, f))
     if kept:
         return f"P(relevant) {p:.2f} >= min_confidence {floor:.2f}" + (f": {moved}" if moved else "")
     bar = (f"under min_confidence {floor:.2f}" if p < floor else
-           f"under {model.min_share:g} x the best candidate's {best:.2f}" if p < model.min_share * best else
+           f"under {share:g} x the best candidate's {best:.2f}" if p < share * best else
            f"beyond max_inject {cfg['retrieval.max_inject']}")
     return f"P(relevant) {p:.2f}, {bar}" + (f": {moved}" if moved else "")

@@ -219,8 +219,8 @@ def units(parsed, title: str) -> list[Unit]:  # type: ignore[no-untyped-def]
             groups[-1][2].extend([s.heading, *s.blocks])
     out: list[Unit] = []
     for anchor, heading, blocks in groups:
-        if not blocks and not heading:
-            continue
+        if not blocks and not heading and anchor:
+            continue  # (the head is kept even when empty: a successor names it, `doc.row_path`)
         for i, passage in enumerate(_passages(blocks)):
             out.append(Unit(anchor if i == 0 else f"{anchor}~{i + 1}", heading, passage))
     return out
