@@ -282,7 +282,10 @@ CAPTURE_TAG = "captured-session"
 MARKDOWN_MAX_CHARS = 1_000_000  # a longer document is indexed up to here, and says so
 MARKDOWN_MAX_SECTIONS = 2_000  # headings past this many join the last section
 FRONT_MATTER_MAX_CHARS = 16_384  # a larger front matter is not read (its keys are few)
-DOC_KINDS = ("adr", "runbook", "docs", "claude-md", "notes")  # what a registered folder or file holds
+# what a registered folder or file holds: ADRs, runbooks, a docs folder (its pages' category by
+# a stated rule: memindex/store/classify.py), CLAUDE.md / AGENTS.md, Claude Code's auto memory
+# notes, or pages of one category named as such (`memindex import markdown --category C`)
+DOC_KINDS = ("adr", "runbook", "docs", "claude-md", "notes", *(c for c in CATEGORIES if c != "runbook"))
 DOC_MAX_BYTES = 1_048_576  # a larger document is named and not indexed
 DOC_MAX_FILES = 20_000  # documents registered in all, at most
 DOC_MAX_DEPTH = 8  # folder levels read below a registered folder

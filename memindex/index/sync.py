@@ -140,7 +140,7 @@ def _unchanged(root: Path, cfg: Config) -> bool:
     except index.IndexUnavailable:
         return False
     try:
-        return index.is_current(conn, root, cfg["documents.paths"])
+        return index.is_current(conn, root, docsync.registered(cfg))
     except sqlite3.Error:
         return False
     finally:
@@ -308,14 +308,14 @@ def _sync_locked(
                     racy_files += st.size == -1
                     if bar is not None:
                         bar.update(1)
-                registered = cfg["documents.paths"]
+                registered = docsync.registered(cfg)
                 if registered or meta_before.get("doc_dirs") or index.has_sources(conn):
                     if only_docs is None or only_docs:
                         dreport = docsync.sync_documents(conn, str(root), cfg, lambda st: racy(st, start_ns),
                                                          rebuild=bool(rebuild and only_list is None), only=only_docs)
                         report.documents = dreport.summary(index.count_not_indexed(conn))
                         if only_docs is None:
-                            singles = sorted(p for p in registered if p not in dreport.dirs)
+                            singles = sorted(p for p in registered if p not in dreport.dirs and p != docsync.AUTO_MEMORY)
                             if (dreport.racy or list(dreport.dirs) != list(meta_before.get("doc_dirs") or {})
                                     or singles != (meta_before.get("doc_singles") or [])):
                                 doc_print = None  # the folders changed under the walk: the next check syncs again

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .dates import day as _day, parse_date
-from .documents import INDEX_NAMES, Document, NotIndexed, doc_id, normalize, stem_of, units
+from .documents import INDEX_NAMES, Document, NotIndexed, Unit, doc_id, normalize, stem_of, units
 
 # A status sentence's first words -> its state (first match wins).
 STATUS_WORDS: tuple[tuple[str, str], ...] = (
@@ -299,6 +299,8 @@ def document(rel: str, parsed: Any, folder: Folder | None = None) -> Document:
         doc.supersedes = [p for ref in _refs(sentences, parsed.links, SUPERSEDES) if (p := resolve(rel, ref, folder))][:5]
     doc.created_at, doc.updated_at = _dates(rel, parsed, found)
     doc.units = units(parsed, title)
+    if not doc.units or doc.units[0].anchor:  # a head row: what a successor link names (`@file#`)
+        doc.units.insert(0, Unit("", "", f"Status: {raw_status}" if raw_status else ""))
     return doc
 
 
