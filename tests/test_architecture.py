@@ -258,6 +258,8 @@ OPEN_ALLOWED: dict[str, str] = {
     "regular-file and size checks on the descriptor",
     "memindex.store.documents.read_text": "the project's registered documents: the link-resolved path, only inside the "
     "project, O_NOFOLLOW|O_NONBLOCK, regular-file, owner and size checks on the descriptor",
+    "memindex.store.documents.read_head": "the first bytes of a file `memindex init` looks at: O_NOFOLLOW|O_NONBLOCK, "
+    "regular files only, bounded",
     "memindex.store.atomic.write_temp": "new temp files: O_CREAT|O_EXCL|O_NOFOLLOW under a random name, never an existing file",
     "memindex.store.atomic.fsync_dir": "a folder opened with O_DIRECTORY to fsync it; no file's contents",
     "memindex.policy.transcript": "Claude Code's transcript, outside the root (non-blocking, regular files only, bounded tail)",

@@ -6,8 +6,9 @@ says it (with counts), registers the ADR and runbook folders, and offers the res
   `docs/architecture/decisions`, `docs/references/architecture`,
   `architecture-decision-record(s)`, `adr`, `decisions`, `rfcs`, ...) that hold
   ADR-shaped files (a numbered or dated name, or a status line, table or section);
-- runbook folders (`runbooks`, `docs/runbooks`, `ops`, `operations`, `playbooks`, ...)
-  that hold Markdown pages;
+- runbook folders (`runbooks`, `docs/runbooks`, `ops`, `operations`, `playbooks`, `sops`, ...)
+  that hold Markdown pages, and `alerts` (or `incidents`, `troubleshooting`) folders of pages
+  shaped as runbooks (Diagnosis, Mitigation, ... sections);
 - CLAUDE.md / AGENTS.md, and Claude Code's auto memory: offered, not registered (opt-in:
   Claude Code already puts CLAUDE.md into every session, and MEMORY.md's first lines; the
   auto memory is outside the repository and needs the user's own setting).
@@ -40,8 +41,10 @@ ADR_NAMES = frozenset({
 })
 ADR_PATHS = ("docs/adr", "doc/adr", "docs/decisions", "docs/architecture/decisions", "docs/references/architecture",
              "architecture/decisions", "docs/architecture/adr", "docs/architecture")
-RUNBOOK_NAMES = frozenset({"runbooks", "runbook", "playbooks", "playbook", "sops", "sop"})
+RUNBOOK_NAME = re.compile(r"(^|[-_])(runbooks?|playbooks?|sops?)($|[-_])", re.I)  # runbooks, deprecated_runbooks, sop
 OPS_NAMES = frozenset({"ops", "operations"})  # generic names: at least two pages
+ALERT_NAMES = frozenset({"alerts", "alerting", "incidents", "oncall", "on-call", "troubleshooting"})  # ... shaped as runbooks
+_RUNBOOK_TEXT = re.compile(r"(?im)^#{2,3}\s*(diagnosis|mitigation|remediation|resolution|symptoms|troubleshooting|impact|procedure)\b")
 INSTRUCTION_FILES = ("CLAUDE.md", ".claude/CLAUDE.md", "AGENTS.md")
 _ADR_NAME = re.compile(r"^(?:(?:[a-z]+-)?(?:adr|rfc)[-_ ]?)?\d{1,5}[-_ .]|^\d{4}-\d{2}(?:-\d{2})?-|^(?:[a-z]+-)?adr-", re.I)
 _ADR_TEXT = re.compile(r"(?im)^\s*(?:[-*]\s*)?(?:\*\*)?(?:status|state)(?:\*\*)?\s*:|\|\s*(?:status|state)\s*\||^#{1,3}\s*status\s*$")
@@ -90,16 +93,13 @@ def _md_files(folder: str, limit: int) -> list[str]:
     return out[:limit]
 
 
+def _head_matches(path: str, pattern: re.Pattern[str]) -> bool:
+    """Does the file's first FIND_HEAD_BYTES match (read without following a link)?"""
+    return bool(pattern.search(docs.read_head(path, FIND_HEAD_BYTES)))
+
+
 def _adr_shaped(path: str) -> bool:
-    name = os.path.basename(path)
-    if _ADR_NAME.match(name):
-        return True
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(FIND_HEAD_BYTES).decode("utf-8", "replace")
-    except OSError:
-        return False
-    return bool(_ADR_TEXT.search(head))
+    return bool(_ADR_NAME.match(os.path.basename(path))) or _head_matches(path, _ADR_TEXT)
 
 
 def _adr_folder_name(rel: str) -> bool:
@@ -175,9 +175,11 @@ def _kind_of(rel: str, full: str, named: str | None) -> str:
             files = [f for f in _md_files(full, FIND_SAMPLE) if os.path.dirname(f) == full]
             return "adr" if sum(1 for f in files if _adr_shaped(f)) >= 2 else ""
         return "adr" if any(_adr_shaped(f) for f in _md_files(full, FIND_SAMPLE)) else ""
-    if name in RUNBOOK_NAMES or name in OPS_NAMES or rel in ("docs/runbooks", "docs/operations"):
+    if RUNBOOK_NAME.search(name) or name in OPS_NAMES or name in ALERT_NAMES:
         pages = [f for f in _md_files(full, FIND_SAMPLE) if os.path.basename(f).rsplit(".", 1)[0].lower() not in docs.INDEX_NAMES]
-        return "runbook" if len(pages) >= (2 if name in OPS_NAMES else 1) else ""
+        if name in ALERT_NAMES:  # a common word: pages shaped as runbooks (Diagnosis, Mitigation, ...), two at least
+            pages = [f for f in pages if _head_matches(f, _RUNBOOK_TEXT)]
+        return "runbook" if len(pages) >= (1 if RUNBOOK_NAME.search(name) else 2) else ""
     return ""
 
 

@@ -35,7 +35,7 @@ STATUS_WORDS: tuple[tuple[str, str], ...] = (
     (r"deprecat|obsolete|retired|sunset|no longer (in use|valid|applies)", "deprecated"),
     (r"reject|declin|withdrawn|abandon|discard|won'?t do|not accepted|cancel", "rejected"),
     (r"propos|draft|in review|under review|review|pending|tbd|to be decided|open|discuss|wip|rfc|"
-     r"under consideration|consider|in progress|refinement|idea|explor|request for comment|tech preview", "proposed"),
+     r"under consideration|consider|in progress|work in progress|refinement|idea|explor|request for comment|tech preview", "proposed"),
     (r"accept|approv|adopt|decided|done|agreed|implement|active|final|complete|in effect|in force|live|"
      r"valid|current|ratified|merged|established|confirmed|standard", "accepted"),
 )

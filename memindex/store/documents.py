@@ -282,6 +282,19 @@ def read_text(project: str, rel: str, max_bytes: int = DOC_MAX_BYTES, base: str 
     return data.decode("utf-8", "replace").lstrip("\ufeff"), FileStat.of(st)
 
 
+def read_head(path: str, max_bytes: int) -> str:
+    """The first `max_bytes` of a file, "" for anything but a regular file (never through a
+    link, never blocking on a FIFO): what `memindex init` looks at to tell an ADR folder."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as fh:
+        if not stat_mod.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return ""
+        return fh.read(max_bytes).decode("utf-8", "replace")
+
+
 def units(parsed, title: str) -> list[Unit]:  # type: ignore[no-untyped-def]
     """A document's retrieval units: its head (the title's own text and whatever comes
     before the first section), then one per top section (the highest heading level under
