@@ -111,7 +111,7 @@ def test_superseded_points_at_its_successor_by_link_or_number(tmp_path: Path) ->
     assert got["docs/adr/0002-use-mysql.md"].units[0].anchor == ""  # type: ignore[union-attr]  # the row a link names
 
 
-def test_what_an_adr_supersedes_only_while_it_is_in_force(tmp_path: Path) -> None:
+def test_what_an_adr_supersedes_once_it_took_effect(tmp_path: Path) -> None:
     old = "# 1. Use cron\n\n## Status\n\nAccepted" + BODY
     got = read(tmp_path, {
         "doc/adr/0001-use-cron.md": old,

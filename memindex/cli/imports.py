@@ -66,7 +66,7 @@ def _run(args: argparse.Namespace, root: str, kind: str, paths: dict[str, str], 
 
     reg = do_register(root, kind, paths, dry_run=args.dry_run, auto_memory=auto_memory, lock_timeout=args.lock_timeout)
     reg.setting = setting
-    if nothing and not paths and not auto_memory:
+    if nothing and not reg.files and not reg.problems:
         reg.warnings.append(nothing)
     report(reg, getattr(args, "json", False), getattr(args, "quiet", False))
     return reg.exit_code
@@ -114,7 +114,7 @@ def summary(reg) -> str:  # type: ignore[no-untyped-def]
     left = [f for f in reg.files if not f.indexed]
     parts = [f"{len(reg.files)} file{'s' if len(reg.files) != 1 else ''}",
              f"{len(indexed)} {'would be ' if reg.dry_run else ''}indexed"
-             + (f" ({', '.join(f'{n} {s}' for s, n in sorted(states.items()))})" if indexed else ""),
+             + (f" ({', '.join(f'{states[s]} {s}' for s in ('active', 'retired', 'archived') if s in states)})" if indexed else ""),
              f"{len(left)} not indexed" + (f" ({len(reg.failed)} could not be read)" if reg.failed else "")]
     copies = f"{len(reg.copies)} earlier cop{'y' if len(reg.copies) == 1 else 'ies'} {'to archive' if reg.dry_run else 'archived'}"
     head = (reg.kind if reg.kind == "init" else f"import {reg.kind}") + (" (dry run, nothing written)" if reg.dry_run else "")

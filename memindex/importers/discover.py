@@ -40,7 +40,7 @@ ADR_NAMES = frozenset({
     "design-decisions", "rfc", "rfcs",
 })
 ADR_PATHS = ("docs/adr", "doc/adr", "docs/decisions", "docs/architecture/decisions", "docs/references/architecture",
-             "architecture/decisions", "docs/architecture/adr", "docs/architecture")
+             "architecture/decisions", "docs/architecture/adr")
 RUNBOOK_NAME = re.compile(r"(^|[-_])(runbooks?|playbooks?|sops?)($|[-_])", re.I)  # runbooks, deprecated_runbooks, sop
 OPS_NAMES = frozenset({"ops", "operations"})  # generic names: at least two pages
 ALERT_NAMES = frozenset({"alerts", "alerting", "incidents", "oncall", "on-call", "troubleshooting"})  # ... shaped as runbooks
@@ -170,8 +170,8 @@ def _kind_of(rel: str, full: str, named: str | None) -> str:
     if not rel:
         return ""
     name = rel.rsplit("/", 1)[-1].lower()
-    if rel == named or _adr_folder_name(rel):
-        if name == "architecture" and rel != named:  # a generic name: ADRs directly in it, two at least
+    if rel == named or _adr_folder_name(rel) or name == "architecture":
+        if name == "architecture" and rel != named and rel not in ADR_PATHS:  # a common name: ADRs directly in it, two at least
             files = [f for f in _md_files(full, FIND_SAMPLE) if os.path.dirname(f) == full]
             return "adr" if sum(1 for f in files if _adr_shaped(f)) >= 2 else ""
         return "adr" if any(_adr_shaped(f) for f in _md_files(full, FIND_SAMPLE)) else ""

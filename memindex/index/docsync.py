@@ -156,7 +156,7 @@ def _index_file(conn: sqlite3.Connection, project: str, path: str, kind: str, st
 
 
 def link_supersedes(conn: sqlite3.Connection, project: str, changed: set[str], racy, report: DocReport) -> None:  # type: ignore[no-untyped-def]
-    """An ADR in force that says it supersedes another (store/adr.py `supersedes`, kept in
+    """An ADR that took effect and says it supersedes another (store/adr.py `supersedes`, kept in
     `sources.supersedes`) retires that one, pointing at it, unless that one names its own
     successor. Across files, so after the changed ones are read: a link that went away (the
     newer ADR edited or removed) gives its old ADR back its own state by reading it again."""

@@ -40,7 +40,10 @@ STATUS_WORDS: tuple[tuple[str, str], ...] = (
      r"valid|current|ratified|merged|established|confirmed|standard", "accepted"),
 )
 LIFECYCLE = {"superseded": "retired", "deprecated": "archived", "rejected": "archived", "reverted": "archived"}
-IN_FORCE = ("accepted", "unknown")  # an ADR whose "Supersedes" retires another
+# An ADR whose "Supersedes" retires another: one that took effect (superseded or deprecated
+# since, it still replaced the older one: a chain 1 <- 2 <- 3); not a proposal, a rejected or
+# a reverted one.
+TOOK_EFFECT = ("accepted", "unknown", "superseded", "deprecated")
 SUCCESSOR = re.compile(r"^(superseded|replaced|obsoleted)\s+by\b|^deprecated\s+(in\s+favou?r\s+of|by|for)\b", re.I)
 SUPERSEDES = re.compile(r"^(supersedes|replaces|obsoletes)\b", re.I)
 # field names as written (lowercased) -> what they give
@@ -161,15 +164,31 @@ def _table_fields(table: list[list[str]], out: dict[str, str]) -> None:
             out[name] = row[1].strip()
 
 
+# The text adr-tools' `adr new` and MADR's template put in each section: an ADR still made of
+# it is a stub (first words, lowercased).
+TEMPLATE_TEXT = (
+    "the issue motivating this decision", "the change that we're proposing or have agreed to implement",
+    "what becomes easier or more difficult to do", "describe the context and problem statement",
+    "what is the status, such as proposed",
+)
+
+
 def is_stub(parsed: Any) -> bool:
-    """An empty skeleton: no block holds a sentence of its own (only a title, or
-    placeholders such as `[short title]`, `{context}`, `...`, `TBD`)."""
+    """An empty skeleton: fewer than three words of its own (a title alone, or only
+    placeholders such as `[short title]`, `{context}`, `...`, `TBD`, a field line such as
+    `Date: ...`, or the sentences `adr new` writes)."""
+    words = 0
     for sec in parsed.sections:
         for block in sec.blocks:
-            text = _text(block)
-            if not _PLACEHOLDER.match(text) and len(text.split()) >= 4:
-                return False
-    return True
+            for line in _text(block).splitlines():
+                text = _text(line)
+                if _PLACEHOLDER.match(text) or text.lower().startswith(TEMPLATE_TEXT):
+                    continue
+                found = _FIELD.match(text)
+                if found and FIELDS.get(found.group(1).strip().lower()):
+                    continue
+                words += len(text.split())
+    return words < 3
 
 
 def _is_template(rel: str, title: str, raw_status: str) -> str:
@@ -295,7 +314,7 @@ def document(rel: str, parsed: Any, folder: Folder | None = None) -> Document:
                    successors=successors[:1] if record == "retired" else [], state=state or "accepted", reason=reason)
     if found.get("supersedes") and not found["supersedes"].lower().startswith(("n/a", "none", "-")):
         sentences.append(f"Supersedes {found['supersedes']}")
-    if doc.state in IN_FORCE:
+    if doc.state in TOOK_EFFECT:
         doc.supersedes = [p for ref in _refs(sentences, parsed.links, SUPERSEDES) if (p := resolve(rel, ref, folder))][:5]
     doc.created_at, doc.updated_at = _dates(rel, parsed, found)
     doc.units = units(parsed, title)
@@ -341,8 +360,8 @@ def _dates(rel: str, parsed: Any, found: dict[str, str]) -> tuple[str, str]:
 
 def supersedes(rel: str, parsed: Any, folder: Folder | None = None) -> list[str]:
     """The project paths of the ADRs this file replaces ("Supersedes [1. x](0001-x.md)",
-    "supersedes ADR-0045", a `supersedes:` field), when it is in force itself (accepted or
-    of an unknown status); [] otherwise, and for a file that is no ADR."""
+    "supersedes ADR-0045", a `supersedes:` field), when it took effect itself (TOOK_EFFECT);
+    [] otherwise (a proposal, a rejected ADR), and for a file that is no ADR."""
     try:
         return document(rel, parsed, folder).supersedes
     except NotIndexed:
@@ -350,9 +369,9 @@ def supersedes(rel: str, parsed: Any, folder: Folder | None = None) -> list[str]
 
 
 def replaced_by(supersedes_of: dict[str, list[str]], active: set[str]) -> dict[str, str]:
-    """Across files: each ADR that a newer one in force says it supersedes -> that newer
-    one (the last by path when several do). `supersedes_of`: ADR -> what it supersedes;
-    `active`: the ADRs in force. An ADR never replaces itself."""
+    """Across files: each ADR that a newer one says it supersedes -> that newer one (the
+    last by path when several do). `supersedes_of`: ADR -> what it supersedes (as
+    `supersedes` gives it); `active`: the ADRs counted. An ADR never replaces itself."""
     out: dict[str, str] = {}
     for newer in sorted(supersedes_of):
         if newer not in active:

@@ -66,7 +66,7 @@ class Document:
     created_at: str = ""
     updated_at: str = ""
     successors: list[str] = field(default_factory=list)  # documents (project paths) that replace it
-    supersedes: list[str] = field(default_factory=list)  # documents it replaces (an ADR in force that says so)
+    supersedes: list[str] = field(default_factory=list)  # documents it replaces (an ADR that took effect says so)
     state: str = ""  # an ADR's status as one word: accepted, proposed, rejected, deprecated, superseded, reverted, unknown
     reason: str = ""  # why it is retired or archived, as a report says it
     units: list[Unit] = field(default_factory=list)
@@ -226,9 +226,13 @@ def _walk_dir(project: str, real: str, rel: str, kind: str, found: dict[str, tup
             continue
         for entry in entries:
             name = entry.name
-            if name.startswith(".") or not name.isprintable():
+            if name.startswith("."):
                 continue
             child = f"{folder}/{name}" if folder else name
+            if not name.isprintable():  # a name that could forge or hide a line of output: named, not read
+                if name.lower().endswith(DOC_SUFFIXES) or entry.is_dir(follow_symlinks=False):
+                    problems[child] = "has control characters in its name (not read)"
+                continue
             try:
                 if entry.is_symlink():
                     target = os.path.realpath(entry.path)
