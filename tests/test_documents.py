@@ -162,10 +162,21 @@ def test_templates_index_pages_stubs_and_guides_are_named_not_read_as_adrs(tmp_p
                         "docs/adr/0005-use-ethnio.md", "docs/adr/design/onboarding-guide.md"}
     assert all(deliberate for _, deliberate in why.values())
     assert why["docs/adr/README.md"][0].startswith("not an ADR: the folder's index page")
-    assert why["docs/adr/template.md"][0].startswith("a template")
-    assert why["docs/adr/0003-draft.md"][0] == "a template (its status lists the choices)"
+    assert why["docs/adr/template.md"][0].startswith("not an ADR: a template")
+    assert why["docs/adr/0003-draft.md"][0] == "not an ADR: a template (its status lists the choices)"
     assert "stub" in why["docs/adr/0005-use-ethnio.md"][0]
     assert why["docs/adr/design/onboarding-guide.md"][0].startswith("not an ADR: no status, number or ADR section")
+
+
+def test_an_adr_new_skeleton_is_a_stub(tmp_path: Path) -> None:
+    """`adr new` writes its own sentences into each section: left as they are, no decision."""
+    got = read(tmp_path, {"doc/adr/0002-use-x.md": (
+        "# 2. Use X\n\nDate: 2026-11-30\n\n## Status\n\nAccepted\n\n## Context\n\nThe issue motivating this decision, "
+        "and any context that influences or constrains the decision.\n\n## Decision\n\nThe change that we're proposing or "
+        "have agreed to implement.\n\n## Consequences\n\nWhat becomes easier or more difficult to do and any risks "
+        "introduced by the change that will need to be mitigated.\n")})
+    stub = got["doc/adr/0002-use-x.md"]
+    assert isinstance(stub, docs.NotIndexed) and stub.deliberate and "stub" in stub.reason
 
 
 def test_an_rfc_folder_page_and_its_sub_pages_are_read(tmp_path: Path) -> None:

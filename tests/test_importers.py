@@ -102,7 +102,7 @@ def test_adr_import_reads_every_style(capsys, project):
     got = files(report)
     assert sorted(p for p, f in got.items() if f["indexed"]) == ADRS
     assert got["docs/adr/README.md"]["reason"].startswith("not an ADR: the folder's index page")
-    assert got["docs/adr/template.md"]["reason"].startswith("a template")
+    assert got["docs/adr/template.md"]["reason"].startswith("not an ADR: a template")
     assert report["counts"] == {"files": 11, "indexed": 9, "not_indexed": 2, "failed": 0, "active": 7, "retired": 1, "archived": 1}
 
     nygard = got["docs/adr/0003-use-postgresql-for-orders.md"]
@@ -460,6 +460,14 @@ def test_init_registers_adrs_and_runbooks_and_offers_claude_md(capsys, tmp_path,
     assert "CLAUDE.md: 4 sections: memindex import claude-md CLAUDE.md (opt-in)" in text
     assert "auto memory note" in text and "memindex import claude-memory (opt-in)" in text
     assert (proj / ".claude" / "memory" / "memory-config.json").read_bytes() == before  # nothing new: nothing written
+
+
+def test_init_without_documents_only_says_what_it_finds(capsys, project):
+    with_adrs(project)
+    assert cli.main(["--root", str(project), "init", "--no-documents"]) == 0
+    out = capsys.readouterr()[0]
+    assert "(not registered: --no-documents):" in out and "docs/adr: 11 ADR files" in out
+    assert "documents" not in config(project) and rows(project) == {}
 
 
 # --- Markdown files and folders -------------------------------------------------------------

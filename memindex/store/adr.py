@@ -61,7 +61,7 @@ _NUMBER = re.compile(r"^(?:(?:adr|rfc)[-_ ]?)?(\d{1,5})(?:[-_ .]|$)", re.I)
 _TITLE_NUMBER = re.compile(r"^(?:(ADR|RFC)\s*[-_ #]?\s*)?(\d{1,5}|n|N|NNNN|XXXX|x)\s*[.:)\-]\s+|^(ADR|RFC)\s*[-#]?(\d{1,5})?\s*[:\-]\s+", re.I)
 _DATED_NAME = re.compile(r"^(\d{4})-?(\d{2})(?:-?(\d{2}))?(?:[-_ ]|$)")
 _PLACEHOLDER = re.compile(r"^\s*(\[[^\]]*\]|\{[^}]*\}|<[^>]*>|\.\.\.|…|tbd|todo:?.*|n/a|-)\s*$", re.I)
-_TEMPLATE_NAME = re.compile(r"^(?:[a-z]+-)?(?:adr[-_ ]?)?(?:\d{1,5}[-_ ])?(?:adr[-_ ]?)?template$", re.I)
+_TEMPLATE_NAME = re.compile(r"^_?(?:[a-z]+-)?(?:adr[-_ ]?)?(?:\d{1,5}[-_ ])?(?:adr[-_ ]?)?template(?:[-_][a-z0-9]+)?$", re.I)
 ADR_HEADINGS = re.compile(
     r"^(context|decision|status$|consequence|considered option|options? considered|options?\b|problem|proposal|proposed|"
     r"detailed design|alternative|rationale|motivation|background|open question|goals?\b|non-goals|pros and cons|"
@@ -195,11 +195,11 @@ def _is_template(rel: str, title: str, raw_status: str) -> str:
     """Why a file is a template (its name, a placeholder title, a status that lists the
     choices), or ""."""
     if _TEMPLATE_NAME.match(stem_of(rel)):
-        return "a template (by its name)"
+        return "not an ADR: a template (by its name)"
     if re.match(r"^\s*(\[[^\]]*\]|\{[^}]*\}|<[^>]*>)\s*$|^\s*[{<]", title):
-        return f"a template (its title {title[:60]!r} is a placeholder)"
+        return f"not an ADR: a template (its title {title[:60]!r} is a placeholder)"
     if "|" in raw_status and len([w for w in re.split(r"[|,]", raw_status) if _state(w.strip(" []{}`\"'")) != "unknown"]) >= 2:
-        return "a template (its status lists the choices)"
+        return "not an ADR: a template (its status lists the choices)"
     return ""
 
 
