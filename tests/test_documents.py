@@ -289,6 +289,12 @@ def test_page_titles_as_the_page_has_them(tmp_path: Path) -> None:
     assert isinstance(got["runbooks/empty.md"], docs.NotIndexed) and got["runbooks/empty.md"].deliberate
 
 
+def test_a_deprecated_runbook_says_so_in_its_tags(tmp_path: Path) -> None:
+    doc = one(tmp_path, "# KubeMacPoolDown [Deprecated]\n\n**Note:** replaced by the KubemacpoolDown runbook.\n\n## Meaning\n\n"
+                        "The pool is down.\n", "docs/deprecated_runbooks/KubeMacPoolDown.md", "runbook")
+    assert doc.tags == ["deprecated"] and doc.record_status == "active"
+
+
 def test_a_runbook_without_list_items_keeps_its_code(tmp_path: Path) -> None:
     doc = one(tmp_path, "# Slow queries\n\n## Diagnosis\n\nRun this on the primary:\n\n```sql\nSELECT pid, query FROM pg_stat_activity;\n```\n\n"
                         "## Alert\n\n```promql\nrate(pg_slow_queries_total[5m]) > 1\n```\n", "runbooks/slow-queries.md", "runbook")

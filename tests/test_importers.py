@@ -792,3 +792,26 @@ def test_init_finds_quickly_on_a_hostile_claude_md(tmp_path: Path, text: str):
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
     assert [f.kind for f in found] == ["claude-md"] and found[0].files == 1
+
+
+def test_the_auto_memory_folder_is_read_once_claude_code_makes_it(capsys, project, tmp_path, monkeypatch):
+    """Turned on before the folder exists: its appearing is a change the cheap check sees."""
+    from memindex import index
+
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cc"))
+    assert run(capsys, project, "claude-memory")[0] == 0
+    root = project / ".claude" / "memory"
+    folder = claude_memory.default_folder(project)
+    conn = index.open_reader(root)
+    try:
+        assert str(folder) in index.get_meta(conn)["doc_dirs"]  # what the hooks' cheap check stats
+    finally:
+        conn.close()
+    folder.mkdir(parents=True)
+    (folder / "deploys.md").write_text("# Deploys\n\nDeploys freeze on Fridays after 15:00, by team rule.\n")
+    conn = index.open_reader(root)
+    try:
+        assert str(folder) in index.get_meta(conn)["doc_dirs"]  # what the hooks' cheap check stats
+    finally:
+        conn.close()
+    assert search(capsys, project, "deploys", "freeze", "fridays")[0]["path"] == f"{folder}/deploys.md"

@@ -34,10 +34,11 @@ STATUS_WORDS: tuple[tuple[str, str], ...] = (
     (r"revert|rolled back|roll back|undone|backed out", "reverted"),
     (r"deprecat|obsolete|retired|sunset|no longer (in use|valid|applies)", "deprecated"),
     (r"reject|declin|withdrawn|abandon|discard|won'?t do|not accepted|cancel", "rejected"),
-    (r"propos|draft|in review|under review|review|pending|tbd|to be decided|open|discuss|wip|rfc|"
-     r"under consideration|consider|in progress|work in progress|refinement|idea|explor|request for comment|tech preview", "proposed"),
-    (r"accept|approv|adopt|decided|done|agreed|implement|active|final|complete|in effect|in force|live|"
-     r"valid|current|ratified|merged|established|confirmed|standard", "accepted"),
+    (r"propos|draft|(in |under |for )?review\b|pending|tbd\b|to be decided|open\b|discuss|wip\b|rfc\b|"
+     r"under consideration|consider|in progress|work in progress|refinement|idea\b|explor|request for comment|"
+     r"tech preview", "proposed"),
+    (r"accept|approv|adopt|decided|done\b|agreed|implement|active\b|final|complete|in effect|in force|live\b|"
+     r"valid\b|current\b|ratified|merged|established|confirmed|standard|reviewed", "accepted"),
 )
 LIFECYCLE = {"superseded": "retired", "deprecated": "archived", "rejected": "archived", "reverted": "archived"}
 # An ADR whose "Supersedes" retires another: one that took effect (superseded or deprecated
@@ -329,8 +330,8 @@ def _lifecycle(state: str, raw: str, successors: list[str], sentences: list[str]
     if state in ("superseded", "deprecated") and successors:
         return "retired", f"{said} (replaced by {successors[0]})"
     if state == "superseded":
-        named = any(SUCCESSOR.match(s) for s in sentences)
-        return "archived", f"{said} ({'its successor is not one of the project' + chr(39) + 's files' if named else 'no successor named'})"
+        why = "its successor is not one of the project's files" if any(SUCCESSOR.match(s) for s in sentences) else "no successor named"
+        return "archived", f"{said} ({why})"
     record = LIFECYCLE.get(state, "active")
     return record, (said if record != "active" else "")
 

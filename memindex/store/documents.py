@@ -176,6 +176,8 @@ def walk_auto_memory(folder: str, problems: dict[str, str], dirs: list[str] | No
     stat, `notes`): that folder only (Claude Code keeps it flat), never a link, a hidden
     file or anything but a regular file this user owns, at most DOC_MAX_FILES."""
     found: dict[str, tuple[FileStat, str]] = {}
+    if dirs is not None:
+        dirs.append(folder)  # watched even before Claude Code makes it: its appearing is a change
     try:
         st = os.lstat(folder)
     except FileNotFoundError:
@@ -186,8 +188,6 @@ def walk_auto_memory(folder: str, problems: dict[str, str], dirs: list[str] | No
     if not stat_mod.S_ISDIR(st.st_mode):
         problems[folder] = "is not a folder (a link is not followed)"
         return found
-    if dirs is not None:
-        dirs.append(folder)
     try:
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
@@ -196,7 +196,10 @@ def walk_auto_memory(folder: str, problems: dict[str, str], dirs: list[str] | No
         return found
     for entry in entries:
         name = entry.name
-        if name.startswith(".") or not name.isprintable() or not name.lower().endswith(DOC_SUFFIXES):
+        if name.startswith(".") or not name.lower().endswith(DOC_SUFFIXES):
+            continue
+        if not name.isprintable():
+            problems[os.path.join(folder, name)] = "has control characters in its name (not read)"
             continue
         try:
             est = entry.stat(follow_symlinks=False)

@@ -17,6 +17,7 @@ matter (each section is one note), per page for a docs page and a note with fron
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..defaults import CATEGORIES
@@ -61,6 +62,8 @@ def document(rel: str, kind: str, parsed: Any) -> Document:
             tags += [str(t).strip().lower() for t in value if str(t).strip()]
         elif isinstance(value, str):
             tags += [t.strip().lower() for t in value.split(",") if t.strip()]
+    if re.search(r"\[deprecated\]|\(deprecated\)|^deprecated\b", title, re.I) or meta.get("deprecated") is True:
+        tags.append("deprecated")  # kept in search (it still tells older versions what to do), and said
     declared = _text(meta, "type") or _text(meta, "metadata.type")  # Claude Code 2.1 nests it
     if declared and kind == "notes":
         tags.append(declared.lower())
