@@ -246,8 +246,8 @@ LOOSER: dict[str, str] = {
     "capture.save_prompts": "up",
     "capture.save_prompt_scorer": "up",
     "capture.enabled": "up",
-    "capture.location": "any",
-    "documents.claude_memory": "up",  # files outside the repository  # "shared" publishes session text in the repository's history
+    "capture.location": "any",  # "shared" publishes session text in the repository's history
+    "documents.claude_memory": "up",  # Claude Code's auto memory: files outside the repository
 }
 
 
@@ -295,7 +295,7 @@ def _apply(spec: dict[str, object], data: object, prefix: str, cfg: Config) -> N
             if warning:
                 kept = "those are left out" if isinstance(node.default, dict) and value else f"using {node.default!r}"
                 cfg.warnings.append(f"{name}: {warning}; {kept}")
-            else:
+            if not warning or isinstance(node.default, dict) and value:  # a mapping keeps its good entries
                 cfg.given.add(name)
         else:
             _apply(node, data[key], name + ".", cfg)

@@ -15,7 +15,7 @@ DATA_DIR = os.path.join(PACKAGE_DIR, "data")
 SCHEMA_VERSION = "1.0"
 # Bump when the index layout or the text it stores changes: every writer rebuilds an index
 # whose PRAGMA user_version differs, every reader reports it.
-INDEX_VERSION = 14
+INDEX_VERSION = 15
 
 MEMORY_DIR = (".claude", "memory")
 INDEX_FILE = ".index.db"
@@ -282,7 +282,10 @@ CAPTURE_TAG = "captured-session"
 MARKDOWN_MAX_CHARS = 1_000_000  # a longer document is indexed up to here, and says so
 MARKDOWN_MAX_SECTIONS = 2_000  # headings past this many join the last section
 FRONT_MATTER_MAX_CHARS = 16_384  # a larger front matter is not read (its keys are few)
-DOC_KINDS = ("adr", "runbook", "docs", "claude-md", "notes")  # what a registered folder or file holds
+# what a registered folder or file holds: ADRs, runbooks, a docs folder (its pages' category by
+# a stated rule: memindex/store/classify.py), CLAUDE.md / AGENTS.md, Claude Code's auto memory
+# notes, or pages of one category named as such (`memindex import markdown --category C`)
+DOC_KINDS = ("adr", "runbook", "docs", "claude-md", "notes", *(c for c in CATEGORIES if c != "runbook"))
 DOC_MAX_BYTES = 1_048_576  # a larger document is named and not indexed
 DOC_MAX_FILES = 20_000  # documents registered in all, at most
 DOC_MAX_DEPTH = 8  # folder levels read below a registered folder
@@ -291,3 +294,4 @@ DOC_UNIT_WORDS = 400  # a section longer than this is indexed as passages of abo
 DOC_FETCH_FACTOR = 4  # a search over documents ranks this many times the rows (sections collapse into documents)
 DOC_SUFFIXES = (".md", ".markdown", ".mdx")  # the files a registered folder contributes
 SECTION_DECAY = 0.5  # a document's n-th best matching section adds this power n of its score (retrieval.hits.collapse)
+FORMS_WEIGHT = 1.0  # the `forms` column (identifiers in their other spelling) weighs as the body does

@@ -21,11 +21,12 @@ HOOK_ALLOWED = {
     "memindex", "memindex.defaults", "memindex.errors", "memindex.lean", "memindex.config", "memindex.trust",
     "memindex.runtime", "memindex.background",
     "memindex.text", "memindex.text.words", "memindex.text.cjk", "memindex.text.render",
+    "memindex.text.identifiers",  # through index.rows, the writer side the index package loads only for writers
     "memindex.store", "memindex.store.paths", "memindex.store.rootfs", "memindex.store.marker", "memindex.store.ids",
     "memindex.index", "memindex.index.db", "memindex.index.rows", "memindex.index.reads", "memindex.index.vectors",
     "memindex.index.fresh", "memindex.index.freshen", "memindex.index.health", "memindex.index.provenance",
     "memindex.retrieval", "memindex.retrieval.query", "memindex.retrieval.legacy", "memindex.retrieval.hits",
-    "memindex.retrieval.cjk_search", "memindex.semantic", "memindex.semantic.client",
+    "memindex.retrieval.cjk_search", "memindex.retrieval.related", "memindex.semantic", "memindex.semantic.client",
     "memindex.relevance", "memindex.relevance.explain", "memindex.policy", "memindex.policy.inject",
     "memindex.policy.prompt", "memindex.policy.transcript", "memindex.policy.dense",
     "memindex.capture", "memindex.capture.triage", "memindex.capture.turn", "memindex.capture.asked",
@@ -258,6 +259,8 @@ OPEN_ALLOWED: dict[str, str] = {
     "regular-file and size checks on the descriptor",
     "memindex.store.documents.read_text": "the project's registered documents: the link-resolved path, only inside the "
     "project, O_NOFOLLOW|O_NONBLOCK, regular-file, owner and size checks on the descriptor",
+    "memindex.store.documents.read_head": "the first bytes of a file `memindex init` looks at: O_NOFOLLOW|O_NONBLOCK, "
+    "regular files only, bounded",
     "memindex.store.atomic.write_temp": "new temp files: O_CREAT|O_EXCL|O_NOFOLLOW under a random name, never an existing file",
     "memindex.store.atomic.fsync_dir": "a folder opened with O_DIRECTORY to fsync it; no file's contents",
     "memindex.policy.transcript": "Claude Code's transcript, outside the root (non-blocking, regular files only, bounded tail)",

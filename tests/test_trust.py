@@ -87,6 +87,8 @@ NEUTRAL = {
     "watch.debounce_ms": "the watcher's delay, only when the user runs `memindex watch`",
     "watch.poll_interval_s": "the watcher's polling, only when the user runs `memindex watch`",
     "capture.min_interval_s": "how often a running session's summary is rewritten, locally (bounded)",
+    "documents.paths": "the project's own files to index: only paths inside it are kept (config.py, store.paths), "
+    "read without following a link out of it, bounded",
 }
 
 

@@ -61,7 +61,7 @@ def missing() -> list[str]:
     out = []
     if not LOCOMO_JSON.exists():
         out.append(f"LoCoMo ({LOCOMO_JSON})")
-    wanted = [p.name for p in docsets.QUERIES.iterdir()] if docsets.QUERIES.is_dir() else []
+    wanted = [p.name for p in docsets.QUERIES.iterdir() if p.is_dir()] if docsets.QUERIES.is_dir() else []
     have = set(docsets.available())
     out += [f"the documents of {slug} ({docsets.DOCS_DATA / slug})" for slug in wanted
             if slug not in have and slug not in docsets.FINAL]

@@ -46,7 +46,9 @@ CREATE TABLE tag_index(tag TEXT NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY (tag
 CREATE INDEX tag_index_doc ON tag_index(doc);
 CREATE TABLE file_index(name TEXT NOT NULL, file TEXT NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY (name, file, doc)) WITHOUT ROWID;
 CREATE INDEX file_index_doc ON file_index(doc);
-CREATE VIRTUAL TABLE fts USING fts5(title, tags, body, kind, questions, tokenize='{TOKENIZER}');
+-- `forms`: the identifiers of the other columns in their other spelling (text/identifiers.py),
+-- a column of its own so that they leave the others' lengths (and BM25's normalisation) alone.
+CREATE VIRTUAL TABLE fts USING fts5(title, tags, body, kind, questions, forms, tokenize='{TOKENIZER}');
 -- Text without spaces (CJK) as bigrams, for the memories that have some (memindex/text/cjk.py).
 CREATE VIRTUAL TABLE fts_cjk USING fts5(title, tags, body, questions, tokenize='{TOKENIZER}');
 CREATE TABLE vectors(doc INTEGER PRIMARY KEY, vec BLOB NOT NULL);

@@ -40,9 +40,17 @@ class DocReport:
                 "not_indexed": not_indexed, "skipped": dict(self.skipped), "problems": dict(self.problems)}
 
 
+AUTO_MEMORY = "~auto-memory"  # registered() key of Claude Code's auto memory folder (no project path is written so)
+
+
 def registered(cfg: Config) -> dict[str, str]:
-    """The registered paths -> kind (`documents.paths`)."""
-    return dict(cfg["documents.paths"])  # type: ignore[call-overload]
+    """The registered paths -> kind (`documents.paths`), and AUTO_MEMORY -> `notes` when
+    the user's own config turns on Claude Code's auto memory (`documents.claude_memory`:
+    a repository's config cannot, config.LOOSER): what a change of makes the index stale."""
+    out = dict(cfg["documents.paths"])  # type: ignore[call-overload]
+    if cfg["documents.claude_memory"]:
+        out[AUTO_MEMORY] = "notes"
+    return out
 
 
 def stored(conn: sqlite3.Connection) -> dict[str, tuple[FileStat, str]]:
@@ -74,7 +82,7 @@ def memories(doc: docs.Document, st: FileStat) -> list[Memory]:
         problems = list(doc.problems)
         title, tags, body = without_secrets(doc.title, list(doc.tags), unit.text, problems)
         out.append(Memory(
-            path=doc.row_path(unit), id=doc.id, category=doc.category, title=title, tags=tags, body=body,
+            path=doc.row_path(unit), id=doc.id, category=unit.category or doc.category, title=title, tags=tags, body=body,
             record_status=doc.record_status, created_at=doc.created_at, updated_at=doc.updated_at,
             related_files=[doc.path], problems=problems, successors=successors if doc.record_status != "active" else [],
             heading="\n".join(x for x in (unit.heading, stem if named else "") if x),
@@ -98,8 +106,13 @@ def sync_documents(conn: sqlite3.Connection, root: str, cfg: Config, racy, rebui
     report = DocReport()
     project = project_of(root)
     paths = registered(cfg)
+    auto = None
+    if paths.pop(AUTO_MEMORY, None):
+        from ..store.automemory import default_folder
+
+        auto = str(default_folder(project))
     walked: list[str] = []
-    current = docs.walk(project, paths, report.problems, walked)
+    current = docs.walk(project, paths, report.problems, walked, auto_memory=auto)
     report.files = len(current)
     import os
 
@@ -121,34 +134,83 @@ def sync_documents(conn: sqlite3.Connection, root: str, cfg: Config, racy, rebui
             continue  # a folder that could not be listed keeps what the index knew
         report.removed += remove_file(conn, path) > 0
         conn.execute("DELETE FROM sources WHERE path = ?", (path,))
+    changed: set[str] = set()
     for path, (st, kind) in sorted(current.items()):
         old = before.get(path)
         if old == (st, kind):
             continue
-        try:
-            doc, st = load_document(project, path, kind, DOC_MAX_BYTES)
-        except docs.NotIndexed as exc:
-            remove_file(conn, path)
-            report.skipped[path] = exc.reason
-            _record(conn, path, kind, racy(st), None, exc.reason)
-            continue
-        remove_file(conn, path)
-        st = racy(st)
-        report.racy += st.size == -1
-        for mem in memories(doc, st):
-            rows.upsert(conn, mem, st)
-        _record(conn, path, kind, st, doc.title, None)
+        changed.add(path)
+        _index_file(conn, project, path, kind, st, racy, report)
         if old is None:
             report.added += 1
         elif not (old[0].size == -1 and (old[0].mtime_ns, old[0].ctime_ns) == (st.mtime_ns, st.ctime_ns)):
             report.updated += 1  # (a racy file read again with a stat that did not move is no change)
+    if changed or report.removed or rebuild:
+        link_supersedes(conn, project, changed, racy, report)
     return report
 
 
-def _record(conn: sqlite3.Connection, path: str, kind: str, st: FileStat, title: str | None, error: str | None) -> None:
+def _index_file(conn: sqlite3.Connection, project: str, path: str, kind: str, st: FileStat, racy,  # type: ignore[no-untyped-def]
+                report: DocReport) -> None:
+    """Read one registered file into its rows (or its reason into `sources`)."""
+    try:
+        doc, st = load_document(project, path, kind, DOC_MAX_BYTES)
+    except docs.NotIndexed as exc:
+        remove_file(conn, path)
+        report.skipped[path] = exc.reason
+        _record(conn, path, kind, racy(st), None, exc.reason)
+        return
+    remove_file(conn, path)
+    st = racy(st)
+    report.racy += st.size == -1
+    for mem in memories(doc, st):
+        rows.upsert(conn, mem, st)
+    _record(conn, path, kind, st, doc.title, None, doc.supersedes)
+
+
+def link_supersedes(conn: sqlite3.Connection, project: str, changed: set[str], racy, report: DocReport) -> None:  # type: ignore[no-untyped-def]
+    """An ADR that took effect and says it supersedes another (store/adr.py `supersedes`, kept in
+    `sources.supersedes`) retires that one, pointing at it, unless that one names its own
+    successor. Across files, so after the changed ones are read: a link that went away (the
+    newer ADR edited or removed) gives its old ADR back its own state by reading it again."""
+    import json
+
+    from ..store.adr import replaced_by
+
+    adrs = {p: json.loads(s) if s else [] for p, s in
+            conn.execute("SELECT path, supersedes FROM sources WHERE kind = 'adr' AND error IS NULL")}
+    links = {old: new for old, new in replaced_by(adrs, set(adrs)).items() if old in adrs}
+    before = {}
+    row = conn.execute("SELECT value FROM meta WHERE key = 'doc_links'").fetchone()
+    if row:
+        try:
+            before = dict(json.loads(row[0]))
+        except (ValueError, TypeError):
+            before = {}
+    for old in sorted(set(before) | set(links)):
+        if before.get(old) == links.get(old) and old not in changed:
+            continue
+        if old not in changed and old in adrs:  # its rows carry the link that went away: read it again
+            st = conn.execute("SELECT mtime_ns, size, ctime_ns FROM sources WHERE path = ?", (old,)).fetchone()
+            _index_file(conn, project, old, "adr", FileStat(*st), racy, report)
+        if old in links:
+            lo, hi = _range(old)
+            conn.execute(
+                "UPDATE documents SET record_status = 'retired', successors = ? WHERE path >= ? AND path < ?"
+                " AND NOT (record_status = 'retired' AND successors IS NOT NULL)",
+                (json.dumps([f"{docs.DOC_MARK}{links[old]}#"]), lo, hi),
+            )
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('doc_links', ?)", (json.dumps(links, sort_keys=True),))
+
+
+def _record(conn: sqlite3.Connection, path: str, kind: str, st: FileStat, title: str | None, error: str | None,
+            supersedes: list[str] | None = None) -> None:
+    import json
+
     conn.execute(
-        "INSERT OR REPLACE INTO sources(path, kind, mtime_ns, size, ctime_ns, title, error) VALUES (?,?,?,?,?,?,?)",
-        (path, kind, st.mtime_ns, st.size, st.ctime_ns, title, error),
+        "INSERT OR REPLACE INTO sources(path, kind, mtime_ns, size, ctime_ns, title, error, supersedes)"
+        " VALUES (?,?,?,?,?,?,?,?)",
+        (path, kind, st.mtime_ns, st.size, st.ctime_ns, title, error, json.dumps(supersedes) if supersedes else None),
     )
 
 

@@ -187,9 +187,9 @@ def vectors_version(conn: sqlite3.Connection) -> int:
 
 def rank(conn: sqlite3.Connection, match: str, weights: Sequence[float], limit: int) -> list[tuple[int, float]]:
     """(rowid, bm25) of the best `limit` matches, ranked by FTS5 alone (lower is better).
-    `weights`: title, tags, body, kind, questions (the columns of `fts`)."""
+    `weights`: title, tags, body, kind, questions, forms (the columns of `fts`)."""
     return conn.execute(
-        "SELECT rowid, bm25(fts, ?, ?, ?, ?, ?) AS s FROM fts WHERE fts MATCH ? ORDER BY s LIMIT ?",
+        "SELECT rowid, bm25(fts, ?, ?, ?, ?, ?, ?) AS s FROM fts WHERE fts MATCH ? ORDER BY s LIMIT ?",
         (*weights, match, limit),
     ).fetchall()
 
@@ -208,7 +208,7 @@ def rank_filtered(
 ) -> list[tuple]:
     """`HIT_COLUMNS` + bm25 of the best `limit` matches passing the filters (joined in SQL)."""
     return conn.execute(
-        f"SELECT {HIT_COLUMNS}, bm25(fts, ?, ?, ?, ?, ?) AS s FROM fts JOIN documents d ON d.rowid = fts.rowid"
+        f"SELECT {HIT_COLUMNS}, bm25(fts, ?, ?, ?, ?, ?, ?) AS s FROM fts JOIN documents d ON d.rowid = fts.rowid"
         f" WHERE fts MATCH ?{where} ORDER BY s LIMIT ?",
         (*weights, match, *args, limit),
     ).fetchall()
@@ -269,7 +269,7 @@ def invalid_files(conn: sqlite3.Connection) -> dict[str, str]:
 
 
 # the scratch tables' columns, in order: `h` as `fts`, `hc` as `fts_cjk`
-_SCRATCH_TABLES = {"h": ("title", "tags", "body", "kind", "questions"), "hc": ("title", "tags", "body", "questions")}
+_SCRATCH_TABLES = {"h": ("title", "tags", "body", "kind", "questions", "forms"), "hc": ("title", "tags", "body", "questions")}
 
 
 def _create(conn: sqlite3.Connection, table: str) -> None:
@@ -323,10 +323,10 @@ class Scratch:
             db.executemany("INSERT INTO hc(rowid, title, tags, body, questions) VALUES (?,?,?,?,?)", rows)
             return
         rows = conn.execute(
-            f"SELECT rowid, title, tags, body, kind, questions FROM fts WHERE rowid IN {IN_LIST}", (json_list(rowids),)
+            f"SELECT rowid, title, tags, body, kind, questions, forms FROM fts WHERE rowid IN {IN_LIST}", (json_list(rowids),)
         ).fetchall()
         db = cls._empty("h")
-        db.executemany("INSERT INTO h(rowid, title, tags, body, kind, questions) VALUES (?,?,?,?,?,?)", rows)
+        db.executemany("INSERT INTO h(rowid, title, tags, body, kind, questions, forms) VALUES (?,?,?,?,?,?,?)", rows)
 
     @classmethod
     def _empty(cls, table: str) -> sqlite3.Connection:

@@ -60,7 +60,7 @@ def upsert(conn: sqlite3.Connection, mem: "Memory", st: FileStat) -> bool:
     if mem.related_files:
         body = body + "\n" + " ".join(mem.related_files)
     # identifiers in their other spelling too (KubeQuotaExceeded <-> kube_quota_exceeded)
-    title, body = _with_forms(title), _with_forms(body)
+    forms = other_forms("\n".join((title, " ".join(mem.tags), body)))
     if row is None:
         cur = conn.execute(
             "INSERT INTO documents(path, mtime_ns, size, ctime_ns, id, category, title, tags, tag_key,"
@@ -83,8 +83,8 @@ def upsert(conn: sqlite3.Connection, mem: "Memory", st: FileStat) -> bool:
         conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
         conn.execute("DELETE FROM fts_cjk WHERE rowid = ?", (rowid,))
     conn.execute(
-        "INSERT INTO fts(rowid, title, tags, body, kind, questions) VALUES (?,?,?,?,?,?)",
-        (rowid, title, " ".join(mem.tags), body, CATEGORY_WORDS.get(mem.category, ""), questions),
+        "INSERT INTO fts(rowid, title, tags, body, kind, questions, forms) VALUES (?,?,?,?,?,?,?)",
+        (rowid, title, " ".join(mem.tags), body, CATEGORY_WORDS.get(mem.category, ""), questions, forms),
     )
     spaceless = (segment(title), segment(" ".join(mem.tags)), segment(body), segment(questions))
     if any(spaceless):  # CJK text: its bigrams in the second table (memindex/text/cjk.py)
@@ -97,11 +97,6 @@ def upsert(conn: sqlite3.Connection, mem: "Memory", st: FileStat) -> bool:
         [(file_key(f), f, rowid) for f in mem.related_files[:FILES_INDEX_MAX] if file_key(f)],
     )
     return row is None or (row[1], row[2]) != (line, mem.record_status)
-
-
-def _with_forms(text: str) -> str:
-    forms = other_forms(text)
-    return f"{text}\n{forms}" if forms else text
 
 
 def mark_invalid(conn: sqlite3.Connection, rel: str, st: FileStat, error: str) -> bool:

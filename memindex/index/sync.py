@@ -140,7 +140,7 @@ def _unchanged(root: Path, cfg: Config) -> bool:
     except index.IndexUnavailable:
         return False
     try:
-        return index.is_current(conn, root, cfg["documents.paths"])
+        return index.is_current(conn, root, docsync.registered(cfg))
     except sqlite3.Error:
         return False
     finally:
@@ -306,7 +306,7 @@ def _sync_locked(
                     racy_files += st.size == -1
                     if bar is not None:
                         bar.update(1)
-                registered = cfg["documents.paths"]
+                registered = docsync.registered(cfg)
                 if registered or meta_before.get("doc_dirs") or index.has_sources(conn):
                     if only_docs is None or only_docs:
                         dreport = docsync.sync_documents(conn, str(root), cfg, lambda st: racy(st, start_ns),
@@ -315,7 +315,7 @@ def _sync_locked(
                         if only_docs is None:
                             # the stats as the walk left them; a file changed within the racy window
                             # (read or not) leaves none, so the next check syncs again
-                            singles = sorted(p for p in registered if p not in dreport.dirs)
+                            singles = sorted(p for p in registered if p not in dreport.dirs and p != docsync.AUTO_MEMORY)
                             newest = [0]
                             doc_print = index.doc_fingerprint(root, dreport.dirs, singles, newest)
                             if dreport.racy or newest[0] > start_ns - RACY_WINDOW_NS:

@@ -95,7 +95,7 @@ def column_matches(conn: sqlite3.Connection, plan: QueryPlan, hits: list[Hit]) -
 
 # the coverages the model reads: name -> (the columns a term may match in, an absent term's weight)
 COVERAGES: dict[str, tuple[tuple[str, ...], float | None]] = {
-    "title": (("title",), None), "tags": (("tags",), None), "body": (("body",), None),
+    "title": (("title",), None), "tags": (("tags",), None), "body": (("body", "forms"), None),
     "questions": (("questions",), None), "known": ((), 0.0), "all": ((), None),
 }
 

@@ -28,6 +28,8 @@ class Section:
     anchor: str  # GitHub's slug of the heading, unique in the file ("" for level 0)
     line: int  # where it starts, 0-based
     blocks: list[str] = field(default_factory=list)  # paragraphs, list items, code, table rows
+    tables: list[list[list[str]]] = field(default_factory=list)  # each table's rows of cells, its header first
+    code: set[int] = field(default_factory=set)  # which blocks are code (fenced or indented)
 
     @property
     def text(self) -> str:
@@ -61,7 +63,10 @@ def _parser():  # type: ignore[no-untyped-def]
     from markdown_it import MarkdownIt
     from mdit_py_plugins.front_matter import front_matter_plugin
 
-    return MarkdownIt("commonmark", {"html": True}).use(front_matter_plugin).enable("table").enable("strikethrough")
+    md = MarkdownIt("commonmark", {"html": True}).use(front_matter_plugin).enable("table").enable("strikethrough")
+    md.normalizeLink = md.normalizeLinkText = lambda url: url  # nothing is rendered: targets as written
+    md.validateLink = lambda url: True  # ... and kept whatever their scheme (never followed)
+    return md
 
 
 def slug(heading: str) -> str:
@@ -77,7 +82,8 @@ def slug(heading: str) -> str:
 
 def front_matter(raw: str) -> dict[str, Any]:
     """A YAML front matter's top-level keys, lowercased, each a string, number, boolean,
-    date (as ISO text) or list of those; anything else is left out. {} when it is not a
+    date (as ISO text) or list of those, and a nested mapping's such values as
+    `parent.key`; anything else is left out. {} when it is not a
     mapping or not valid YAML."""
     import yaml
 
@@ -96,6 +102,10 @@ def front_matter(raw: str) -> dict[str, Any]:
         if isinstance(value, list):
             kept = [_scalar(v) for v in value[:100]]
             out[key.lower()] = [v for v in kept if v is not None]
+        elif isinstance(value, dict):  # one level down, as `parent.key` (Claude Code's `metadata.type`)
+            for sub, inner in list(value.items())[:100]:
+                if isinstance(sub, str) and (v := _scalar(inner)) is not None:
+                    out[f"{key.lower()}.{sub.lower()}"] = v
         elif (v := _scalar(value)) is not None:
             out[key.lower()] = v
     return out
@@ -151,11 +161,15 @@ def parse(text: str) -> Parsed:
             list_depth += 1
         elif kind in ("bullet_list_close", "ordered_list_close"):
             list_depth -= 1
+        elif kind == "table_open":
+            sections[-1].tables.append([])
         elif kind == "tr_open":
             row = []
         elif kind == "tr_close":
             if row and any(row):
-                sections[-1].blocks.append(" | ".join(row))
+                sections[-1].blocks.append(" | ".join(c for c in row if c))
+                if sections[-1].tables:
+                    sections[-1].tables[-1].append(row)
             row = None
         elif kind == "inline":
             words = _inline(tok, links)
@@ -166,6 +180,7 @@ def parse(text: str) -> Parsed:
         elif kind in ("fence", "code_block"):
             code = tok.content.rstrip("\n")
             if code.strip():
+                sections[-1].code.add(len(sections[-1].blocks))
                 sections[-1].blocks.append(code)
         i += 1
     if not sections[0].blocks and len(sections) > 1:
@@ -175,7 +190,8 @@ def parse(text: str) -> Parsed:
 
 def _inline(tok: Any, links: list[tuple[str, str]]) -> str:
     """The plain text of an inline token: words, code spans, link and image words; markup,
-    HTML and link targets (kept in `links`) left out; line breaks become spaces."""
+    HTML and link targets (kept in `links`) left out; each line's spaces made single (a
+    paragraph's lines stay lines: "Status: Accepted" and "Date: ..." are two fields)."""
     out: list[str] = []
     href: str | None = None
     start = 0
@@ -184,13 +200,14 @@ def _inline(tok: Any, links: list[tuple[str, str]]) -> str:
         if kind in ("text", "code_inline"):
             out.append(child.content)
         elif kind in ("softbreak", "hardbreak"):
-            out.append(" ")
+            out.append("\n")
         elif kind == "link_open":
             href = str(child.attrs.get("href", ""))
             start = len(out)
         elif kind == "link_close" and href is not None:
-            links.append(("".join(out[start:]).strip(), href))
+            links.append((" ".join("".join(out[start:]).split()), href))
             href = None
         elif kind == "image":
             out.append(child.content)
-    return " ".join("".join(out).split())
+    lines = (" ".join(line.split()) for line in "".join(out).split("\n"))
+    return "\n".join(line for line in lines if line)
