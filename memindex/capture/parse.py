@@ -3,8 +3,10 @@ user's prompts in their own words, the assistant's texts, the files it changed, 
 commands and tests it ran with their outcome, its commits and its todo list.
 
 Everything else is noise and stays out: tool results (only their outcome is read),
-file contents, hook and skill records (attachments), thinking, `isMeta` entries, slash
-command wrappers, sidechains (subagents), compaction summaries and API error messages.
+file contents, hook and skill records (attachments), thinking, `isMeta` entries, every
+wrapper Claude Code adds to a prompt (reminders, slash commands, `!` shell commands, task
+notifications, hook output: capture.prompts), sidechains (subagents), compaction summaries
+and API error messages.
 Reading never fails on a bad line: it is skipped. Standard library only.
 """
 
@@ -17,7 +19,7 @@ from dataclasses import dataclass, field
 
 from ..defaults import CAPTURE_TRANSCRIPT_MAX_BYTES
 from ..lean import loads
-from ..policy.transcript import user_text
+from .prompts import prompt_text
 
 FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 _MAX_ITEMS = 2_000  # of each list kept while reading (the summary keeps far fewer)
@@ -134,7 +136,7 @@ class _Reader:
             self._assistant(entry)
 
     def _user(self, entry: dict) -> None:
-        text = user_text(entry)
+        text = prompt_text(entry)
         if text is not None:
             if not text.startswith("[Request interrupted") and len(self.session.turns) < _MAX_ITEMS:
                 self.session.turns.append(Turn(text))
