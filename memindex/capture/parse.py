@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from ..defaults import CAPTURE_TRANSCRIPT_MAX_BYTES
 from ..lean import loads
 from .prompts import prompt_text
+from .tally import counts, shown
 
 FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 _MAX_ITEMS = 2_000  # of each list kept while reading (the summary keeps far fewer)
@@ -29,8 +30,6 @@ _TEST_RE = re.compile(
     r"go\s+test|cargo\s+(?:test|nextest)|(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test|"
     r"make\s+(?:test|check)|gradle\w*\s+test|mvn\s+test|dotnet\s+test|mix\s+test)\b"
 )
-# A test runner's tally line: "5 passed, 1 failed in 0.3s", "Tests: 3 passed", "FAILED", "ok  pkg"
-_OUTCOME_RE = re.compile(r"\b\d+ (?:passed|failed|errors?|skipped|tests?)\b|\bTests?:|\bFAIL(?:ED)?\b|^ok\s|\bPASS(?:ED)?\b")
 _COMMIT_OUT_RE = re.compile(r"^\[([^\]\s]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$", re.M)
 _COMMIT_CMD_RE = re.compile(r"\bgit\s+commit\b")
 
@@ -42,7 +41,7 @@ class Command:
     command: str
     ok: bool | None = None
     test: bool = False
-    tally: str = ""  # a test run's result line
+    tally: str = ""  # a test run's counts, in fixed words ("12 passed, 1 failed": capture.tally), never its text
 
 
 @dataclass
@@ -160,7 +159,7 @@ class _Reader:
             what.ok = not failed
             output = _result_text(block.get("content"))
             if what.test:
-                what.tally = _tally(output)
+                what.tally = shown(counts(output))
             if _COMMIT_CMD_RE.search(what.command) and not failed:
                 for m in _COMMIT_OUT_RE.finditer(output):
                     self._commit(f"{m.group(2)[:7]} {m.group(3).strip()}")
@@ -219,13 +218,4 @@ def _result_text(content: object) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
-    return ""
-
-
-def _tally(output: str) -> str:
-    """The last line of a test run's output that reads like its result."""
-    for line in reversed(output[-20_000:].splitlines()):
-        line = line.strip().strip("=").strip()
-        if line and _OUTCOME_RE.search(line):
-            return line[:160]
     return ""
