@@ -169,3 +169,75 @@ def test_a_runners_free_text_never_reaches_the_summary(tmp_path: Path) -> None:
     assert "Ran `npm test`: 3 passed" in mem["content"]["completed"]
     assert "Ran `pytest -q`: failed" in mem["content"]["completed"]
     assert "Ran `go test ./...`: passed" in mem["content"]["completed"]
+
+
+# --- finding 7: one huge line ------------------------------------------------------------
+
+HUGE_LINE_MIB = 400
+PEAK_RSS_MIB = 100
+# runs the capture job (`memindex capture`, as the hooks start it) as this process's only
+# child and prints the child's peak RSS: RUSAGE_CHILDREN of pytest itself would include
+# every other test's children
+_MEASURE = textwrap.dedent("""
+    import json, resource, subprocess, sys
+    proc = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+    print(json.dumps({"rc": proc.returncode, "out": proc.stdout, "err": proc.stderr[-2000:],
+                      "maxrss_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
+""")
+
+
+def write_huge_transcript(path: Path, mib: int = HUGE_LINE_MIB) -> Path:
+    """A prompt, then one line of `mib` MiB (a user entry holding one string), then a text
+    and a later prompt: written in chunks, never held."""
+    with open(path, "wb") as fh:
+        fh.write(json.dumps(_user("tidy the imports")).encode() + b"\n")
+        fh.write(b'{"type":"user","message":{"role":"user","content":"')
+        chunk = b"A" * (1024 * 1024)
+        for _ in range(mib):
+            fh.write(chunk)
+        fh.write(b'"}}\n')
+        fh.write(json.dumps({"type": "assistant", "message": {"role": "assistant", "content": "Tidied."}}).encode() + b"\n")
+        fh.write(json.dumps(_user("now the docs")).encode() + b"\n")
+    return path
+
+
+def test_one_huge_line_is_skipped_and_the_job_stays_under_100_mib(project_dir: Path, tmp_path: Path) -> None:
+    from conftest import cli_cmd, cli_env
+
+    transcript = write_huge_transcript(tmp_path / f"{SID}.jsonl")
+    proc = subprocess.run([sys.executable, "-c", _MEASURE, *cli_cmd("--root", str(project_dir), "capture", "--json",
+                                                                    "--transcript", str(transcript))],
+                          capture_output=True, text=True, env=cli_env(), timeout=300)
+    got = json.loads(proc.stdout)
+    assert got["rc"] == 0, got
+    peak_mib = got["maxrss_kib"] / 1024
+    assert peak_mib < PEAK_RSS_MIB, f"peak RSS {peak_mib:.0f} MiB"
+    assert json.loads(got["out"])["status"] == "created"
+    mem = json.loads(next((project_dir / ".claude" / "memory" / "sessions-local").glob("*.json")).read_text())
+    assert mem["content"]["goal"] == "tidy the imports" and "AAAA" not in json.dumps(mem)
+    assert "requests" not in mem["content"]  # past the 256 MiB the job reads: ignored, as before
+
+
+def test_a_line_over_the_bound_is_skipped_and_reading_goes_on(tmp_path: Path) -> None:
+    from memindex.defaults import CAPTURE_LINE_MAX_BYTES
+
+    session = read_transcript(str(write_huge_transcript(tmp_path / "t.jsonl", CAPTURE_LINE_MAX_BYTES // 2**20 + 1)))
+    assert session.prompts == ["tidy the imports", "now the docs"] and session.turns[0].texts == ["Tidied."]
+
+
+def test_what_a_transcript_keeps_is_bounded(tmp_path: Path) -> None:
+    """Many long prompts and texts: the reader keeps CAPTURE_KEPT_CHARS at most, the oldest
+    assistant texts first, never the goal or the latest text."""
+    from memindex.capture import parse
+
+    w = TranscriptWriter(SID, CWD)
+    w.prompt("the goal: tidy the imports")
+    for i in range(400):
+        w.prompt(f"request {i} " + "r" * 20_000)
+        w.text(f"note {i} " + "n" * 20_000)
+    w.text("the closing text")
+    session = read_transcript(str(w.write(tmp_path / "t.jsonl")))
+    kept = sum(len(t.prompt) + sum(len(x) for x in t.texts) for t in session.turns)
+    assert kept <= parse.CAPTURE_KEPT_CHARS
+    assert session.turns[0].prompt == "the goal: tidy the imports"
+    assert session.turns[-1].texts[-1] == "the closing text" and session.turns[-1].prompt.startswith("request 399")

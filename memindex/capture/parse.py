@@ -7,7 +7,13 @@ file contents, hook and skill records (attachments), thinking, `isMeta` entries,
 wrapper Claude Code adds to a prompt (reminders, slash commands, `!` shell commands, task
 notifications, hook output: capture.prompts), sidechains (subagents), compaction summaries
 and API error messages.
-Reading never fails on a bad line: it is skipped. Standard library only.
+Reading never fails on a bad line: it is skipped. Reading is bounded whatever the file
+holds: lines are read at most CAPTURE_LINE_MAX_BYTES at a time (a longer line is skipped
+without being held), each prompt and text is kept to TEXT_KEEP characters and each command
+to COMMAND_KEEP, and past CAPTURE_KEPT_CHARS in all the oldest assistant texts go, then the
+oldest requests (never the goal, never the latest text: what the summary keeps last).
+A command is redacted (store.secrets) before it is cut, so a cut never leaves part of a
+credential that the whole would have matched.
 """
 
 from __future__ import annotations
@@ -17,13 +23,18 @@ import re
 import stat
 from dataclasses import dataclass, field
 
-from ..defaults import CAPTURE_TRANSCRIPT_MAX_BYTES
+from ..defaults import CAPTURE_KEPT_CHARS, CAPTURE_LINE_MAX_BYTES, CAPTURE_TRANSCRIPT_MAX_BYTES
 from ..lean import loads
 from .prompts import prompt_text
+from ..store.secrets import redact_text
 from .tally import counts, shown
 
 FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 _MAX_ITEMS = 2_000  # of each list kept while reading (the summary keeps far fewer)
+_PENDING_MAX = 10_000  # tool calls waiting for their result
+TEXT_KEEP = 32_000  # characters of one prompt or text (the summary shows at most 3,000 of one)
+COMMAND_KEEP = 2_000  # ... of one command (the summary shows its first line, 200)
+_SKIP_CHUNK = 1024 * 1024  # an over-long line is read past in chunks of this
 _ID_MAX = 200  # characters of a session id
 _TEST_RE = re.compile(
     r"\b(?:pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|rspec|phpunit|ctest|"
@@ -81,8 +92,18 @@ def read_transcript(path: str, max_bytes: int = CAPTURE_TRANSCRIPT_MAX_BYTES) ->
         os.set_blocking(fh.fileno(), True)
         reader = _Reader()
         read = 0
-        for line in fh:
+        while read <= max_bytes:
+            line = fh.readline(CAPTURE_LINE_MAX_BYTES + 1)
+            if not line:
+                break
             read += len(line)
+            if len(line) > CAPTURE_LINE_MAX_BYTES:  # over-long: read past the rest of it, holding none
+                while not line.endswith(b"\n") and read <= max_bytes:
+                    line = fh.readline(_SKIP_CHUNK)
+                    if not line:
+                        break
+                    read += len(line)
+                continue
             if read > max_bytes:
                 break
             reader.feed(line)
@@ -106,6 +127,9 @@ class _Reader:
         self.session = Session()
         self.pending: dict[str, tuple[str, object]] = {}  # tool_use id -> (tool name, its Command or file path)
         self.last_message_id: str | None = None
+        self.kept = 0  # characters of prompts and texts held (CAPTURE_KEPT_CHARS)
+        self._texts_from = 0  # turns before this one hold no text any more
+        self._prompts_from = 1  # ... and from the one after the goal's on, no request
 
     def feed(self, line: bytes | str) -> None:
         line = line.strip()
@@ -138,8 +162,10 @@ class _Reader:
         text = prompt_text(entry)
         if text is not None:
             if not text.startswith("[Request interrupted") and len(self.session.turns) < _MAX_ITEMS:
+                text = text[:TEXT_KEEP]
                 self.session.turns.append(Turn(text))
                 self.last_message_id = None
+                self._hold(len(text))
             return
         message = entry.get("message")
         content = message.get("content") if isinstance(message, dict) else None
@@ -154,7 +180,9 @@ class _Reader:
         name, what = found
         failed = block.get("is_error") is True
         if name in FILE_TOOLS and not failed and isinstance(what, str):
-            self.session.files[what] = self.session.files.get(what, 0) + 1
+            files = self.session.files
+            if what in files or len(files) < _MAX_ITEMS:
+                files[what] = files.get(what, 0) + 1
         elif isinstance(what, Command):
             what.ok = not failed
             output = _result_text(block.get("content"))
@@ -190,10 +218,36 @@ class _Reader:
             turns.append(Turn(""))
         texts = turns[-1].texts
         if texts and message_id is not None and message_id == self.last_message_id:
-            texts[-1] += "\n" + text  # one message written as several lines
+            joined = (texts[-1] + "\n" + text)[:TEXT_KEEP]  # one message written as several lines
+            self._hold(len(joined) - len(texts[-1]))
+            texts[-1] = joined
         elif len(texts) < _MAX_ITEMS:
-            texts.append(text)
+            texts.append(text[:TEXT_KEEP])
+            self._hold(len(texts[-1]))
         self.last_message_id = message_id if isinstance(message_id, str) else None
+
+    def _hold(self, chars: int) -> None:
+        """Count what is kept; past CAPTURE_KEPT_CHARS drop the oldest assistant texts (the
+        summary's first cut), then the oldest requests (its third), never the goal nor
+        the latest text."""
+        self.kept += chars
+        turns = self.session.turns
+        last = len(turns) - 1
+        while self.kept > CAPTURE_KEPT_CHARS:
+            while self._texts_from < last and not turns[self._texts_from].texts:
+                self._texts_from += 1
+            texts = turns[self._texts_from].texts
+            if len(texts) > (1 if self._texts_from == last else 0):
+                self.kept -= len(texts.pop(0))
+                continue
+            goal = next((i for i, t in enumerate(turns) if t.prompt), last)
+            self._prompts_from = max(self._prompts_from, goal + 1)
+            while self._prompts_from < last and not turns[self._prompts_from].prompt:
+                self._prompts_from += 1
+            if self._prompts_from >= last:
+                return  # the goal, the latest prompt and the latest text: all that is left
+            self.kept -= len(turns[self._prompts_from].prompt)
+            turns[self._prompts_from].prompt = ""
 
     def _tool_use(self, block: dict) -> None:
         name, args, tool_id = block.get("name"), block.get("input"), block.get("id")
@@ -201,14 +255,16 @@ class _Reader:
             return
         if name in FILE_TOOLS:
             path = args.get("file_path") or args.get("notebook_path")
-            if isinstance(path, str) and path and "\x00" not in path:
-                self.pending[tool_id] = (name, path)
+            if isinstance(path, str) and path and "\x00" not in path and len(self.pending) < _PENDING_MAX:
+                self.pending[tool_id] = (name, path[:4096])
         elif name == "Bash" and isinstance(args.get("command"), str):
             command = args["command"].strip()
             if command and len(self.session.commands) < _MAX_ITEMS:
-                cmd = Command(command, test=bool(_TEST_RE.search(command)))
+                test = bool(_TEST_RE.search(command[:COMMAND_KEEP]))
+                cmd = Command(redact_text(command)[0][:COMMAND_KEEP], test=test)
                 self.session.commands.append(cmd)
-                self.pending[tool_id] = (name, cmd)
+                if len(self.pending) < _PENDING_MAX:
+                    self.pending[tool_id] = (name, cmd)
         elif name == "TodoWrite" and isinstance(args.get("todos"), list):
             self.session.todos = [t for t in args["todos"] if isinstance(t, dict) and isinstance(t.get("content"), str)]
 
