@@ -12,8 +12,8 @@ holds: lines are read at most CAPTURE_LINE_MAX_BYTES at a time (a longer line is
 without being held), each prompt and text is kept to TEXT_KEEP characters and each command
 to COMMAND_KEEP, and past CAPTURE_KEPT_CHARS in all the oldest assistant texts go, then the
 oldest requests (never the goal, never the latest text: what the summary keeps last).
-A command is redacted (store.secrets) before it is cut, so a cut never leaves part of a
-credential that the whole would have matched.
+Prompts, texts and commands are redacted (store.secrets) before they are cut, so a cut
+never leaves part of a credential that the whole would have matched.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ _PENDING_MAX = 10_000  # tool calls waiting for their result
 TEXT_KEEP = 32_000  # characters of one prompt or text (the summary shows at most 3,000 of one)
 COMMAND_KEEP = 2_000  # ... of one command (the summary shows its first line, 200)
 _SKIP_CHUNK = 1024 * 1024  # an over-long line is read past in chunks of this
+_REDACT_MARGIN = 1_024  # characters past a cut that its redaction reads (a credential across the cut goes whole)
 _ID_MAX = 200  # characters of a session id
 _TEST_RE = re.compile(
     r"\b(?:pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|rspec|phpunit|ctest|"
@@ -130,6 +131,7 @@ class _Reader:
         self.kept = 0  # characters of prompts and texts held (CAPTURE_KEPT_CHARS)
         self._texts_from = 0  # turns before this one hold no text any more
         self._prompts_from = 1  # ... and from the one after the goal's on, no request
+        self._goal: int | None = None  # the turn of the first prompt (never dropped)
 
     def feed(self, line: bytes | str) -> None:
         line = line.strip()
@@ -162,7 +164,7 @@ class _Reader:
         text = prompt_text(entry)
         if text is not None:
             if not text.startswith("[Request interrupted") and len(self.session.turns) < _MAX_ITEMS:
-                text = text[:TEXT_KEEP]
+                text = _kept(text, TEXT_KEEP)
                 self.session.turns.append(Turn(text))
                 self.last_message_id = None
                 self._hold(len(text))
@@ -218,11 +220,11 @@ class _Reader:
             turns.append(Turn(""))
         texts = turns[-1].texts
         if texts and message_id is not None and message_id == self.last_message_id:
-            joined = (texts[-1] + "\n" + text)[:TEXT_KEEP]  # one message written as several lines
+            joined = _kept(texts[-1] + "\n" + text, TEXT_KEEP)  # one message written as several lines
             self._hold(len(joined) - len(texts[-1]))
             texts[-1] = joined
         elif len(texts) < _MAX_ITEMS:
-            texts.append(text[:TEXT_KEEP])
+            texts.append(_kept(text, TEXT_KEEP))
             self._hold(len(texts[-1]))
         self.last_message_id = message_id if isinstance(message_id, str) else None
 
@@ -240,8 +242,9 @@ class _Reader:
             if len(texts) > (1 if self._texts_from == last else 0):
                 self.kept -= len(texts.pop(0))
                 continue
-            goal = next((i for i, t in enumerate(turns) if t.prompt), last)
-            self._prompts_from = max(self._prompts_from, goal + 1)
+            if self._goal is None:
+                self._goal = next((i for i, t in enumerate(turns) if t.prompt), None)
+            self._prompts_from = max(self._prompts_from, (self._goal if self._goal is not None else last) + 1)
             while self._prompts_from < last and not turns[self._prompts_from].prompt:
                 self._prompts_from += 1
             if self._prompts_from >= last:
@@ -261,12 +264,19 @@ class _Reader:
             command = args["command"].strip()
             if command and len(self.session.commands) < _MAX_ITEMS:
                 test = bool(_TEST_RE.search(command[:COMMAND_KEEP]))
-                cmd = Command(redact_text(command)[0][:COMMAND_KEEP], test=test)
+                cmd = Command(_kept(command, COMMAND_KEEP), test=test)
                 self.session.commands.append(cmd)
                 if len(self.pending) < _PENDING_MAX:
                     self.pending[tool_id] = (name, cmd)
         elif name == "TodoWrite" and isinstance(args.get("todos"), list):
             self.session.todos = [t for t in args["todos"] if isinstance(t, dict) and isinstance(t.get("content"), str)]
+
+
+def _kept(text: str, limit: int) -> str:
+    """What is kept of a prompt, a text or a command: its credentials redacted (the write
+    path's patterns) before it is cut to `limit` characters, so that a cut never leaves
+    part of one; the redaction reads a margin past the cut, never the whole of a huge text."""
+    return redact_text(text[: limit + _REDACT_MARGIN])[0][:limit]
 
 
 def _result_text(content: object) -> str:

@@ -16,9 +16,11 @@ writer that goes through them (the CLI, session capture, importers) gets it:
 `redact_text` is what sync applies to a hand-written memory file's title, tags and body
 (memindex.store.files): the index and the hook's line never carry what a file should not hold.
 
-A compiled set of regular expressions, not a detector library: detect-secrets 1.5 costs
-112 ms to import and flags most ordinary sentences as high-entropy strings
-(scripts/bench_secrets.py, docs/reliability.md). Never imported by the prompt hook.
+The write path's check is a compiled set of regular expressions: detect-secrets' import
+costs more than the rest of a `save`, and its high-entropy plugins flag ordinary sentences
+(scripts/bench_secrets.py, docs/reliability.md). Session capture, in the background, adds
+its format and keyword plugins (`detector_redact`) when the package is installed. Never
+imported by the prompt hook.
 """
 
 from __future__ import annotations
