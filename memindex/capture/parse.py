@@ -163,7 +163,7 @@ class _Reader:
     def _user(self, entry: dict) -> None:
         text = prompt_text(entry)
         if text is not None:
-            if not text.startswith("[Request interrupted") and len(self.session.turns) < _MAX_ITEMS:
+            if len(self.session.turns) < _MAX_ITEMS:
                 text = _kept(text, TEXT_KEEP)
                 self.session.turns.append(Turn(text))
                 self.last_message_id = None
