@@ -44,7 +44,7 @@ def test_a_reminder_in_a_prompt_never_becomes_the_goal_a_request_or_the_title(tm
     w.text("Tidied.")
     w.prompt(f"<system-reminder>{HOSTILE}</system-reminder>\nnow run the linter")  # before the prompt's text
     w.text("Linted.")
-    w.prompt(f"<bash-input>cat NOTES.md</bash-input>")  # a `!` command: no prompt at all
+    w.prompt("<bash-input>cat NOTES.md</bash-input>")  # a `!` command: no prompt at all
     w.prompt(f"<bash-stdout>{HOSTILE}</bash-stdout><bash-stderr></bash-stderr>")
     w.prompt(f"<task-notification><task-id>b1</task-id><summary>{HOSTILE}</summary></task-notification>")
     w.prompt(f"<user-prompt-submit-hook>{HOSTILE}</user-prompt-submit-hook>")
