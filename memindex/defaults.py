@@ -271,6 +271,8 @@ POLLING_FS: dict[str, str] = {
 # --- Session capture (memindex.capture; docs/capture.md) ----------------------------------
 SUMMARY_MAX_BYTES = 8_192  # a captured session summary, as its file (the cut order: capture/summary.py)
 CAPTURE_TRANSCRIPT_MAX_BYTES = 256 * 1024 * 1024  # a transcript is read up to this many bytes
+CAPTURE_LINE_MAX_BYTES = 8 * 1024 * 1024  # ... one line at most this long (a longer one, a pasted image or a hostile line, is skipped)
+CAPTURE_KEPT_CHARS = 4_000_000  # of prompts and assistant texts kept while reading (past it the oldest go: capture/parse.py)
 CAPTURE_SOURCE_KIND = "transcript"  # `source.kind` of what capture and `import transcripts` write
 # The tag of every captured summary. The prompt hook leaves these out of its word matches
 # (they restate the user's own earlier prompts, so a repeated question matches them best

@@ -29,7 +29,7 @@ HOOK_ALLOWED = {
     "memindex.relevance", "memindex.relevance.explain", "memindex.policy", "memindex.policy.inject",
     "memindex.policy.prompt", "memindex.policy.transcript", "memindex.policy.dense",
     "memindex.capture", "memindex.capture.triage", "memindex.capture.turn", "memindex.capture.asked",
-    "memindex.capture.schedule", "memindex.capture.score", "memindex.capture.sentences",
+    "memindex.capture.schedule", "memindex.capture.score", "memindex.capture.sentences", "memindex.capture.prompts",
     "memindex.hook", "memindex.hook.__main__", "memindex.hook.file", "memindex.hook.session",
     "memindex.hook.clients",
 }

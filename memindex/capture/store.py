@@ -74,6 +74,17 @@ def _plan(root: str | os.PathLike[str], cfg: Config, memory: dict[str, Any]):
         return {"status": "failed", "error": str(exc)}
 
 
+def _thorough(memory: dict[str, Any]) -> dict[str, Any]:
+    """The summary with the maintained rule set's finds redacted too (store.secrets.
+    detector_redact: affordable here, in the background, where `save` could not pay for
+    it); the write path then applies its own patterns, as for every writer."""
+    from ..store.secrets import detector_redact
+
+    shown = {k: memory[k] for k in ("title", "tags", "content") if k in memory}
+    redacted, _ = detector_redact(shown)
+    return {**memory, **redacted}  # type: ignore[dict-item]
+
+
 def write_summaries(
     root: str | os.PathLike[str], cfg: Config, memories: list[dict[str, Any]], *, dry_run: bool = False,
     lock_timeout: float | None = None,
@@ -83,7 +94,7 @@ def write_summaries(
     of `save` and `update`). One answer per memory: the write path's ({status: created|
     updated|unchanged|failed, path, ...}) or {status: skipped}."""
 
-    plans = [_plan(root, cfg, m) for m in memories]
+    plans = [_plan(root, cfg, _thorough(m)) for m in memories]
     answers: list[dict[str, Any]] = [p if isinstance(p, dict) else {} for p in plans]
     todo = [i for i, p in enumerate(plans) if isinstance(p, tuple)]
     if dry_run:
