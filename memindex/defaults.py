@@ -37,6 +37,12 @@ DERIVED_FILES: tuple[str, ...] = (
     SERVE_MARKER, SERVE_SPAWN_MARKER, INDEX_MD, ".*.tmp", "sessions-local/",  # CAPTURE_GITIGNORE, below
 )
 GITIGNORE = ".gitignore"
+# What memindex creates in a project (memory files, memory-config.json, .gitignore, category
+# folders, sessions-local/): these modes whatever the umask (a umask can only take more away).
+# A umask of 000 would otherwise make them writable by every user, and sync refuses those
+# (store/paths.why_foreign).
+FILE_MODE = 0o644
+FOLDER_MODE = 0o755
 
 # The hooks (Claude Code runs them with a 10 s timeout of its own).
 HOOK_MAX_STDIN = 16 * 1024 * 1024
