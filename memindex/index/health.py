@@ -108,18 +108,3 @@ def session_message(conn, root) -> str | None:
 
     text = line(read(conn), display_prefix(root), hint="run `memindex doctor` to see how to fix them")
     return None if text is None else "memindex: " + text
-
-
-def session_output(message: str | None, block: str) -> str:
-    """What the SessionStart hook prints: the block for the model as it is, or with a
-    message for the user, JSON that Claude Code reads: `systemMessage` is shown to the user
-    (Claude Code's hook output schema: "Warning message shown to the user"), never to the
-    model; the block then goes as `additionalContext`."""
-    if not message:
-        return block
-    from ..lean import dumps
-
-    out: dict = {"systemMessage": message}
-    if block:
-        out["hookSpecificOutput"] = {"hookEventName": "SessionStart", "additionalContext": block}
-    return dumps(out)
