@@ -2,7 +2,9 @@
 environment, and `<root>/memory-config.json` (the project's, untrusted).
 
 A wrong type or value never crashes anything: it yields one warning and the default. A
-project's config may make memindex do less, never more (LOOSER, `memindex trust`).
+project's config may make memindex do less, never more (LOOSER, `memindex trust`); a
+project's value equal to the default is no request for more: where the user's own settings
+do less, it is left out, without a warning.
 """
 
 from __future__ import annotations
@@ -363,7 +365,12 @@ def load_config(root: str | os.PathLike[str]) -> Config:
     project = parse_config(data, path)
     cfg.source = path
     cfg.warnings += project.warnings
-    more = sorted(k for k in project.given if looser(k, project.values[k], cfg.values[k]))
+    further = [k for k in project.given if looser(k, project.values[k], cfg.values[k])]
+    # A project's value equal to the default asks for nothing more (`memindex init` once wrote
+    # every default into the file): where the user's own settings go further it is left out,
+    # without a word, and the user's value stands.
+    as_default = {k for k in further if project.values[k] == DEFAULTS[k]}
+    more = sorted(set(further) - as_default)
     cfg.more = more
     if more:
         from . import trust  # only when the project's config asks for more
@@ -375,6 +382,6 @@ def load_config(root: str | os.PathLike[str]) -> Config:
             cfg.notice = (f"{path}: ignored {', '.join(more)}: a project's config may make memindex do less, not more; "
                           f"run `memindex trust`{again} to allow this file, or set them in {user_path}")
             cfg.warnings.insert(0, cfg.notice)  # what was refused comes first: a hook's stderr line is bounded
-    for key in project.given - env_given - set(cfg.ignored):
+    for key in project.given - env_given - set(cfg.ignored) - as_default:
         cfg.values[key] = project.values[key]
     return cfg
