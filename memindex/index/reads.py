@@ -125,12 +125,18 @@ def active_by_ref(
     ).fetchall()
 
 
-def latest(conn: sqlite3.Connection, category: str, limit: int) -> list[tuple]:
-    """The most recently updated active memories of a category (`HIT_COLUMNS`)."""
+def latest(conn: sqlite3.Connection, category: str, limit: int, folder: str | None = None) -> list[tuple]:
+    """The most recently updated active memories of a category (`HIT_COLUMNS`), none dated
+    beyond the clock's slack (store/stamps.py); `folder`: in that folder only."""
+    from ..store.stamps import latest_credible  # "where did we leave off?" only: not on every prompt's path
+
+    where, args = "", [category, latest_credible()]
+    if folder:
+        where, args = " AND d.path >= ? AND d.path < ?", [*args, folder + "/", folder + "0"]  # "0" follows "/"
     return conn.execute(
         f"SELECT {HIT_COLUMNS} FROM documents d WHERE d.category = ? AND d.record_status = 'active'"
-        " ORDER BY d.updated_at DESC LIMIT ?",
-        (category, limit),
+        f" AND d.updated_at <= ?{where} ORDER BY d.updated_at DESC LIMIT ?",
+        (*args, limit),
     ).fetchall()
 
 

@@ -435,6 +435,7 @@ def term_weights(plan: QueryPlan, absent: float | None, top_terms: int | None) -
     return weights, sum(ranked[:top_terms] if top_terms is not None else ranked)
 
 
-def latest(conn: sqlite3.Connection, category: str, limit: int) -> list[Hit]:
-    """The most recently updated active memories of a category ("where did we leave off")."""
-    return [Hit.from_row(row, 0.0) for row in reads.latest(conn, category, limit)]
+def latest(conn: sqlite3.Connection, category: str, limit: int, folder: str | None = None) -> list[Hit]:
+    """The most recently updated active memories of a category ("where did we leave off"),
+    of one folder when given."""
+    return [Hit.from_row(row, 0.0) for row in reads.latest(conn, category, limit, folder)]
