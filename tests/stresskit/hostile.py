@@ -468,6 +468,7 @@ def special_files(ctx: Context) -> None:
 def scenario_hostile(ctx: Context) -> None:
     from .cloned import cloned_repository
     from .hostile_inputs import bounded_parsing, damaged_and_streams, tag_bombs, untrusted_roots
+    from .hostile_store import clients_dates_umask
     from .hostile_trust import trust_config_secrets_lookalikes
 
     special_files(ctx)
@@ -477,3 +478,4 @@ def scenario_hostile(ctx: Context) -> None:
     tag_bombs(ctx)
     damaged_and_streams(ctx)
     trust_config_secrets_lookalikes(ctx)
+    clients_dates_umask(ctx)
