@@ -224,6 +224,13 @@ LOOSER: dict[str, str] = {
 }
 
 
+# How the memory-config.json of an older `memindex init` begins (its top-level "_comment"): that
+# template held every setting at its default. In such a file a value equal to the default is
+# init's, not the project's: left out both ways (it neither asks for more nor overrides the
+# user's own settings); a value someone changed there is the project's, as in any file.
+OLD_TEMPLATE_COMMENT = "memindex settings for this project. Every key is optional: delete what you do not change"
+
+
 def looser(key: str, value: object, than: object) -> bool:
     """Whether `value` makes memindex do more than `than` does (LOOSER's rule for `key`)."""
     way = LOOSER.get(key)
@@ -370,6 +377,8 @@ def load_config(root: str | os.PathLike[str]) -> Config:
     # every default into the file): where the user's own settings go further it is left out,
     # without a word, and the user's value stands.
     as_default = {k for k in further if project.values[k] == DEFAULTS[k]}
+    if isinstance(data, dict) and str(data.get("_comment", "")).startswith(OLD_TEMPLATE_COMMENT):
+        as_default |= {k for k in project.given if project.values[k] == DEFAULTS[k]}
     more = sorted(set(further) - as_default)
     cfg.more = more
     if more:

@@ -288,3 +288,25 @@ def test_a_project_value_equal_to_the_default_is_no_request_for_more(memory_root
     cfg = load_config(memory_root)
     assert cfg.ignored == ["semantic.model"] and "retrieval.max_inject" not in cfg.notice
     assert cfg["semantic.model"] == "/opt/models/minilm" and cfg["retrieval.max_inject"] == 1
+
+
+def test_an_older_init_s_defaults_never_override_the_user_s_own_settings(memory_root: Path) -> None:
+    """The file an older `init` wrote holds every default as a value: `semantic.enabled: false`
+    there turned off the channel the user had turned on in their own config, for every project
+    set up before. In such a file (known by its comment) a default is init's, not the
+    project's; a value someone changed there still applies as the project's."""
+    from memindex.config import OLD_TEMPLATE_COMMENT
+
+    user_config({"semantic": {"enabled": True, "model": "/opt/models/minilm"}, "retrieval": {"max_inject": 5}})
+    old = {"_comment": OLD_TEMPLATE_COMMENT + ", and the default applies. ...",
+           "retrieval": {"enabled": True, "max_inject": 3, "tool_anchors": False}, "semantic": {"enabled": False,
+           "model": DEFAULTS["semantic.model"], "idle_exit_s": 1800}, "index": {"lock_timeout_s": 10.0}}
+    write_json(memory_root, CONFIG_FILE, old)
+    cfg = load_config(memory_root)
+    assert cfg.warnings == [] and cfg.more == []
+    assert cfg["semantic.enabled"] is True and cfg["semantic.model"] == "/opt/models/minilm" and cfg["retrieval.max_inject"] == 5
+    write_json(memory_root, CONFIG_FILE, {**old, "retrieval": {"max_inject": 2}})  # changed by the project: its own
+    assert load_config(memory_root)["retrieval.max_inject"] == 2
+    write_json(memory_root, CONFIG_FILE, {k: v for k, v in old.items() if k != "_comment"})  # someone's own file
+    cfg = load_config(memory_root)
+    assert cfg["semantic.enabled"] is False and cfg["retrieval.max_inject"] == 3  # less: the project's to decide
