@@ -105,6 +105,9 @@ def test_the_index_takes_no_future_date_and_latest_is_bounded(memory_root: Path,
         assert [h.path for h in latest(conn, "session_summary", 2)] == [mine, "sessions/from-the-future.json"]
     found = run_cli("--root", str(memory_root), "search", "maintainers push straight prod")
     assert "from-the-future.json" in found.stdout
+    # the user is told, where they look (search's stderr line, status, doctor, SessionStart)
+    assert "1 dated in the future (never taken as the latest): .claude/memory/sessions/from-the-future.json" in found.stderr
+    assert json.loads(run_cli("--root", str(memory_root), "status", "--json").stdout)["attention"]["future"] == 1
 
 
 def test_where_did_we_leave_off_answers_with_the_user_s_session(project_dir: Path, tmp_path: Path) -> None:

@@ -3,7 +3,7 @@
 A sync stores a summary in the index's meta (`summarize`, under the writer lock): files
 that are not indexed (invalid JSON or schema, a `.md` or a folder dropped into a category
 folder) and files indexed in a way that will bite later (a memory in the wrong category
-folder, one id in two folders, an id that is not its file name). `search` and `explain`
+folder, one id in two folders, an id that is not its file name, a date in the future). `search` and `explain`
 print one stderr line from it (`line`), `status` counts it, the SessionStart hook tells the
 user once per session, `doctor` lists it. Reading it costs one meta row: the prompt hook
 may use it. Standard library only.
@@ -21,6 +21,7 @@ KINDS = {  # kind -> how the line says it
     "misplaced": "in the wrong category folder",
     "duplicated": "sharing an id with another file",
     "renamed": "with an id that is not the file name",
+    "future": "dated in the future (never taken as the latest)",
 }
 def summarize(conn, ignored: list[str] | None) -> dict[str, list]:
     """{kind: [count, [first paths]]} from the index as it is now (`ignored` from the last
@@ -35,6 +36,7 @@ def summarize(conn, ignored: list[str] | None) -> dict[str, list]:
             "SELECT path FROM documents WHERE id IN (SELECT id FROM documents GROUP BY id HAVING count(*) > 1) ORDER BY id, path"
         ),
         "renamed": rows("SELECT path FROM documents WHERE problems LIKE '%does not match the file name%' ORDER BY path"),
+        "future": rows("SELECT path FROM documents WHERE problems LIKE '%is in the future%' ORDER BY path"),
     }
     if ignored is None:
         found_before = read(conn).get("ignored", [0, []])
