@@ -163,7 +163,7 @@ def _resume(
         covering = [h for h in on_topic if (h.coverage or 0.0) >= cfg["retrieval.min_coverage"]]
         if covering:
             return [max(covering, key=lambda h: (mine(h), h.updated_at))]
-    captured = [h for h in latest(conn, "session_summary", 3, local) if mine(h)] if local else []
+    captured = [h for h in latest(conn, "session_summary", 3, captured_here=True) if mine(h)] if local else []
     return [h for h in captured + latest(conn, "session_summary", 2) if h.id != own][:1]
 
 
