@@ -3,10 +3,11 @@
 A sync stores a summary in the index's meta (`summarize`, under the writer lock): files
 that are not indexed (invalid JSON or schema, a `.md` or a folder dropped into a category
 folder) and files indexed in a way that will bite later (a memory in the wrong category
-folder, one id in two folders, an id that is not its file name, a date in the future). `search` and `explain`
-print one stderr line from it (`line`), `status` counts it, the SessionStart hook tells the
-user once per session, `doctor` lists it. Reading it costs one meta row: the prompt hook
-may use it. Standard library only.
+folder, one id in two folders, an id that is not its file name, a date in the future).
+`search` and `explain` print one stderr line from it (`line`), `status` counts it, the
+SessionStart hook tells the user once per session (never the model: hook/clients.py),
+`doctor` lists it. Reading it costs one meta row: the prompt hook may use it. Standard
+library only.
 """
 
 from __future__ import annotations

@@ -141,7 +141,6 @@ def make_folders(path: str, mode: int = FOLDER_MODE) -> None:
     except FileExistsError:
         if not os.path.isdir(path):
             raise
-        return
 
 
 def derived_mode(root: str, files_mode: int) -> int:
