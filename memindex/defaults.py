@@ -15,7 +15,7 @@ DATA_DIR = os.path.join(PACKAGE_DIR, "data")
 SCHEMA_VERSION = "1.0"
 # Bump when the index layout or the text it stores changes: every writer rebuilds an index
 # whose PRAGMA user_version differs, every reader reports it.
-INDEX_VERSION = 13
+INDEX_VERSION = 14
 
 MEMORY_DIR = (".claude", "memory")
 INDEX_FILE = ".index.db"
@@ -37,6 +37,12 @@ DERIVED_FILES: tuple[str, ...] = (
     SERVE_MARKER, SERVE_SPAWN_MARKER, INDEX_MD, ".*.tmp", "sessions-local/",  # CAPTURE_GITIGNORE, below
 )
 GITIGNORE = ".gitignore"
+# What memindex creates in a project (memory files, memory-config.json, .gitignore, category
+# folders, sessions-local/): these modes whatever the umask (a umask can only take more away).
+# A umask of 000 would otherwise make them writable by every user, and sync refuses those
+# (store/paths.why_foreign).
+FILE_MODE = 0o644
+FOLDER_MODE = 0o755
 
 # The hooks (Claude Code runs them with a 10 s timeout of its own).
 HOOK_MAX_STDIN = 16 * 1024 * 1024
@@ -59,6 +65,10 @@ RACY_WINDOW_NS = 2_000_000_000
 FRESH_SYNC_MIN_S = 3.0
 FRESH_SYNC_COST_FACTOR = 10.0
 FUTURE_SLACK_S = 5.0  # a guard or stamp further in the future than this: the clock went back, it has expired
+# A memory's created_at / updated_at may be at most this far ahead of this machine's clock
+# (another machine's drift). Further ahead: `save` and `validate` refuse it, the index does not
+# take it for the memory's date (never "the latest session"), store/stamps.py.
+STAMP_FUTURE_SLACK_S = 300.0
 # The Stop hook's save prompts (memindex/capture/triage.py, patterns in data/triage.json).
 TURN_TAIL_BYTES = 131_072  # the transcript's end read for the latest turn (x4 while it holds no prompt)...
 TURN_MAX_BYTES = 4 * 1024 * 1024  # ... up to this

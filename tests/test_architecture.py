@@ -22,6 +22,7 @@ HOOK_ALLOWED = {
     "memindex.runtime", "memindex.background",
     "memindex.text", "memindex.text.words", "memindex.text.cjk", "memindex.text.render",
     "memindex.store", "memindex.store.paths", "memindex.store.rootfs", "memindex.store.marker", "memindex.store.ids",
+    "memindex.store.stamps",
     "memindex.index", "memindex.index.db", "memindex.index.rows", "memindex.index.reads", "memindex.index.vectors",
     "memindex.index.fresh", "memindex.index.freshen", "memindex.index.health", "memindex.index.provenance",
     "memindex.retrieval", "memindex.retrieval.query", "memindex.retrieval.legacy", "memindex.retrieval.hits",

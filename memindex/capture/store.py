@@ -42,7 +42,7 @@ def ignore_folder(root: str | os.PathLike[str]) -> None:
     """Make `sessions-local/` with its own `.gitignore`: ignored by git wherever the
     memory folder is, whatever the project's own .gitignore says."""
     folder = os.path.join(root, CAPTURE_FOLDER)
-    os.makedirs(folder, exist_ok=True)
+    rootfs.make_folders(folder)  # 0755 whatever the umask (0777 under umask 000: refused by sync)
     if os.path.islink(folder) or not inside(os.path.realpath(folder), os.path.realpath(root)):
         raise UnsafeFile(folder, "is a link or leaves the memory root")
     path = os.path.join(folder, ".gitignore")

@@ -469,6 +469,7 @@ def scenario_hostile(ctx: Context) -> None:
     from .cloned import cloned_repository
     from .hostile_capture import capture_attacks
     from .hostile_inputs import bounded_parsing, damaged_and_streams, tag_bombs, untrusted_roots
+    from .hostile_store import clients_dates_umask
     from .hostile_trust import trust_config_secrets_lookalikes
 
     special_files(ctx)
@@ -479,3 +480,4 @@ def scenario_hostile(ctx: Context) -> None:
     damaged_and_streams(ctx)
     trust_config_secrets_lookalikes(ctx)
     capture_attacks(ctx)
+    clients_dates_umask(ctx)
