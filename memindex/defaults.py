@@ -21,6 +21,8 @@ MEMORY_DIR = (".claude", "memory")
 INDEX_FILE = ".index.db"
 LOCK_FILE = ".index.lock"
 WAIT_FILE = ".sync.wait"  # held by the one background sync waiting for the lock
+QUEUE_FILE = ".sync.queue"  # the files the hooks' syncs handed over to that one (index.sync.hand_over)
+QUEUE_MAX_BYTES = 262_144  # a longer queue is not read: a full sync instead
 WATCH_MARKER = ".watch.pid"
 INDEX_MD = "index.md"
 CONFIG_FILE = "memory-config.json"
@@ -33,7 +35,7 @@ SERVE_SPAWN_MARKER = ".serve.spawned"  # the hooks' last worker start (single fl
 # them in the root's .gitignore, so none is committed; a committed index is never read anyway
 # (memindex/index/provenance.py). A new derived file adds its pattern here.
 DERIVED_FILES: tuple[str, ...] = (
-    INDEX_FILE, INDEX_FILE + "-*", LOCK_FILE, WAIT_FILE, WATCH_MARKER, SPAWN_MARKER, LOG_FILE, LOG_FILE + ".1",
+    INDEX_FILE, INDEX_FILE + "-*", LOCK_FILE, WAIT_FILE, QUEUE_FILE, WATCH_MARKER, SPAWN_MARKER, LOG_FILE, LOG_FILE + ".1",
     SERVE_MARKER, SERVE_SPAWN_MARKER, INDEX_MD, ".*.tmp", "sessions-local/",  # CAPTURE_GITIGNORE, below
 )
 GITIGNORE = ".gitignore"
