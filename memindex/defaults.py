@@ -244,6 +244,10 @@ WATCH_ASK_BUDGET_S = 0.05  # the whole question (connect, sentinel, answer), at 
 WATCH_ASK_PER_FILE_S = 2e-6  # ...or longer on a large store, where the stat pass it saves costs more
 WATCH_ASK_BUDGET_MAX_S = 0.5  # (2-3 us a file on this machine's CPython, 3-6 under load)
 WATCH_SYNC_WAIT_S = 1.0  # a reader waits this long for the watcher to sync changes it had pending
+# A resident reader's own watch (the MCP server, memindex.watch.resident) vouches for its last
+# exact check for at most this long: a hard link made from outside the root, then edited
+# there, raises no event here; this bounds how long such a change could go unseen.
+RESIDENT_RECHECK_S = 10.0
 # File systems where inotify (or the platform's native API) misses changes made elsewhere:
 # on the Windows side of WSL, on another machine, on the host of a VM or container.
 POLLING_FS: dict[str, str] = {
