@@ -138,3 +138,30 @@ def test_without_inotify_each_call_checks_the_files(project: Path, monkeypatch: 
     assert out["created"].startswith("1. [CONSTRAINT] Quokka API quota is 40 calls a minute")
     assert out["edited"].startswith("1. [CONSTRAINT] Quokka API quota is 90 calls a minute")
     assert out["checks"]["vouched"] == 0
+
+
+def test_the_server_process_answers_each_change_next(project: Path) -> None:
+    """The same through `memindex mcp` over stdio (the SDK's stdio client): create, an edit
+    in place that keeps the size and the mtime, delete; each is in the next answer."""
+    from test_mcp import call, run_session
+
+    root = project / ".claude" / "memory"
+    note = root / "constraints" / "quokka-quota.json"
+
+    async def body(s: Any) -> list[str]:
+        out = [(await call(s, "search", query="quokka quota", limit=3))[1]]
+        note.write_bytes(memory(root, "quokka-quota", "Quokka API quota is 40 calls a minute"))
+        out.append((await call(s, "search", query="quokka quota", limit=3))[1])
+        st = os.stat(note)
+        note.write_bytes(memory(root, "quokka-quota", "Quokka API quota is 90 calls a minute"))
+        os.utime(note, ns=(st.st_atime_ns, st.st_mtime_ns))
+        out.append((await call(s, "search", query="quokka quota", limit=3))[1])
+        note.unlink()
+        out.append((await call(s, "search", query="quokka quota", limit=3))[1])
+        return out
+
+    before, created, edited, deleted = run_session(["--root", str(project), "mcp"], body)
+    assert "quokka" not in before.lower()
+    assert created.startswith("1. [CONSTRAINT] Quokka API quota is 40 calls a minute")
+    assert edited.startswith("1. [CONSTRAINT] Quokka API quota is 90 calls a minute")
+    assert "quokka" not in deleted.lower()

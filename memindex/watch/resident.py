@@ -58,13 +58,14 @@ class ResidentWatch(EventIntake):
         """Watch the root (recursively, like `memindex watch`). False, with `why`, where
         native events cannot be trusted or the observer cannot start (inotify limits)."""
         from .answer import Sentinels
-        from .events import Handler, event_filter
+        from .events import schedule
         from .mounts import needs_polling
 
         polling, why = needs_polling(self._root_s)
         if polling:
             self.why = why
             return False
+        observer = None
         try:
             from watchdog.observers import Observer
 
@@ -74,10 +75,15 @@ class ResidentWatch(EventIntake):
             if "inotify" not in type(observer).__name__.lower():
                 self.why = f"no inotify here ({type(observer).__name__})"
                 return False
-            observer.schedule(Handler(self), self._root_s, recursive=True, event_filter=event_filter())
+            schedule(observer, self, self._root_s)
             observer.start()
         except Exception as exc:  # ENOSPC / EMFILE (inotify limits), a vanished root, no watchdog
             self.why = f"the observer did not start ({type(exc).__name__}: {exc})"
+            try:
+                if observer is not None:
+                    observer.stop()
+            except Exception:
+                pass
             return False
         self._bridge_watchdog_log()
         self.observer, self.why = observer, ""
