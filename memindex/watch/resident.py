@@ -91,13 +91,13 @@ class ResidentWatch(EventIntake):
 
     def stop(self) -> None:
         observer, self.observer = self.observer, None
-        self._unbridge_watchdog_log()
         if observer is not None:
             try:
                 observer.stop()
                 observer.join(timeout=5)
             except Exception:
                 pass
+        self._unbridge_watchdog_log()  # (after: watchdog's lines while stopping go to ours, not stderr)
 
     # -- what the observer hands over (its thread) -------------------------------------------------
 
