@@ -26,6 +26,7 @@ watchdog is imported in `start` only.
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 import time
 from typing import Any
@@ -135,8 +136,11 @@ class ResidentWatch(EventIntake):
 
         with self._state:
             verified, linked = self._verified, self._linked
-        ok = (verified is not None and not linked and verified[0] == token
-              and time.monotonic() - verified[2] < RESIDENT_RECHECK_S and generation(conn) == verified[1])
+        try:
+            ok = (verified is not None and not linked and verified[0] == token
+                  and time.monotonic() - verified[2] < RESIDENT_RECHECK_S and generation(conn) == verified[1])
+        except (ValueError, TypeError, RecursionError, sqlite3.Error):  # a meta value that is not JSON
+            ok = False
         with self._state:
             self.checks["vouched" if ok else "checked"] += 1
         return ok
@@ -149,7 +153,10 @@ class ResidentWatch(EventIntake):
         from ..index.watched import generation
         from .answer import linked
 
-        gen, found = generation(conn), linked(self._root_s)
+        try:
+            gen, found = generation(conn), linked(self._root_s)
+        except (ValueError, TypeError, RecursionError, sqlite3.Error):
+            return
         with self._state:
             if self._verified is None or token >= self._verified[0]:
                 self._verified, self._linked = (token, gen, time.monotonic()), found
