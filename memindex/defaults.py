@@ -21,6 +21,8 @@ MEMORY_DIR = (".claude", "memory")
 INDEX_FILE = ".index.db"
 LOCK_FILE = ".index.lock"
 WAIT_FILE = ".sync.wait"  # held by the one background sync waiting for the lock
+QUEUE_FILE = ".sync.queue"  # the files the hooks' syncs handed over to that one (index.sync.hand_over)
+QUEUE_MAX_BYTES = 262_144  # a longer queue is not read: a full sync instead
 WATCH_MARKER = ".watch.pid"
 INDEX_MD = "index.md"
 CONFIG_FILE = "memory-config.json"
@@ -33,7 +35,7 @@ SERVE_SPAWN_MARKER = ".serve.spawned"  # the hooks' last worker start (single fl
 # them in the root's .gitignore, so none is committed; a committed index is never read anyway
 # (memindex/index/provenance.py). A new derived file adds its pattern here.
 DERIVED_FILES: tuple[str, ...] = (
-    INDEX_FILE, INDEX_FILE + "-*", LOCK_FILE, WAIT_FILE, WATCH_MARKER, SPAWN_MARKER, LOG_FILE, LOG_FILE + ".1",
+    INDEX_FILE, INDEX_FILE + "-*", LOCK_FILE, WAIT_FILE, QUEUE_FILE, WATCH_MARKER, SPAWN_MARKER, LOG_FILE, LOG_FILE + ".1",
     SERVE_MARKER, SERVE_SPAWN_MARKER, INDEX_MD, ".*.tmp", "sessions-local/",  # CAPTURE_GITIGNORE, below
 )
 GITIGNORE = ".gitignore"
@@ -252,6 +254,10 @@ WATCH_ASK_BUDGET_S = 0.05  # the whole question (connect, sentinel, answer), at 
 WATCH_ASK_PER_FILE_S = 2e-6  # ...or longer on a large store, where the stat pass it saves costs more
 WATCH_ASK_BUDGET_MAX_S = 0.5  # (2-3 us a file on this machine's CPython, 3-6 under load)
 WATCH_SYNC_WAIT_S = 1.0  # a reader waits this long for the watcher to sync changes it had pending
+# A resident reader's own watch (the MCP server, memindex.watch.resident) vouches for its last
+# exact check for at most this long: a hard link made from outside the root, then edited
+# there, raises no event here; this bounds how long such a change could go unseen.
+RESIDENT_RECHECK_S = 10.0
 # File systems where inotify (or the platform's native API) misses changes made elsewhere:
 # on the Windows side of WSL, on another machine, on the host of a VM or container.
 POLLING_FS: dict[str, str] = {

@@ -15,11 +15,11 @@ from pathlib import Path
 
 from . import __version__, index
 from .index import health
-from .defaults import PACKAGE_DIR, INDEX_FILE, INDEX_VERSION, LOCK_FILE, LOG_FILE, MEMORY_DIR, SPAWN_MARKER, WAIT_FILE
+from .defaults import PACKAGE_DIR, INDEX_FILE, INDEX_VERSION, LOCK_FILE, LOG_FILE, MEMORY_DIR, QUEUE_FILE, SPAWN_MARKER, WAIT_FILE
 from .errors import IndexTooNew, IndexUnavailable
 
 DERIVED = (INDEX_FILE, INDEX_FILE + "-wal", INDEX_FILE + "-shm", INDEX_FILE + "-journal", LOCK_FILE, WAIT_FILE,
-           SPAWN_MARKER, LOG_FILE, ".watch.pid", ".serve.pid", ".serve.spawned")
+           QUEUE_FILE, SPAWN_MARKER, LOG_FILE, ".watch.pid", ".serve.pid", ".serve.spawned")
 PLUGIN_HOMES = ("~/.claude/plugins",)  # where Claude Code keeps marketplaces and its plugin cache
 
 

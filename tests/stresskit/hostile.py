@@ -43,6 +43,7 @@ from memindex.defaults import (
     INDEX_MD,
     LOCK_FILE,
     LOG_FILE,
+    QUEUE_FILE,
     SPAWN_MARKER,
     WAIT_FILE,
     WATCH_MARKER,
@@ -55,7 +56,7 @@ from .memories import NonceWords, Target, dump, new_target
 from .procs import HANG_S, NOBODY, PY, Result, preexec, run, signal_all
 
 SPECIAL_FILES = (
-    INDEX_FILE, INDEX_FILE + "-wal", INDEX_FILE + "-shm", LOCK_FILE, WATCH_MARKER, SPAWN_MARKER, WAIT_FILE, LOG_FILE,
+    INDEX_FILE, INDEX_FILE + "-wal", INDEX_FILE + "-shm", LOCK_FILE, WATCH_MARKER, SPAWN_MARKER, WAIT_FILE, QUEUE_FILE, LOG_FILE,
     INDEX_MD, CONFIG_FILE,
 )
 KINDS = ("link", "dangling", "fifo", "dir", "devzero", "foreign")
@@ -75,6 +76,7 @@ USERS: dict[str, tuple[str, ...]] = {
     WATCH_MARKER: (*_HOOKS, "status", "watch"),
     SPAWN_MARKER: ("hook prompt", "hook session-start"),
     WAIT_FILE: ("hook post-tool-use",),
+    QUEUE_FILE: ("hook post-tool-use",),
     LOG_FILE: _HOOKS,
     INDEX_MD: ("hook post-tool-use", "sync"),
     CONFIG_FILE: COMMANDS,
