@@ -2,7 +2,9 @@
 environment, and `<root>/memory-config.json` (the project's, untrusted).
 
 A wrong type or value never crashes anything: it yields one warning and the default. A
-project's config may make memindex do less, never more (LOOSER, `memindex trust`).
+project's config may make memindex do less, never more (LOOSER, `memindex trust`); a
+project's value equal to the default is no request for more: where the user's own settings
+do less, it is left out, without a warning.
 """
 
 from __future__ import annotations
@@ -251,6 +253,13 @@ LOOSER: dict[str, str] = {
 }
 
 
+# How the memory-config.json of an older `memindex init` begins (its top-level "_comment"): that
+# template held every setting at its default. In such a file a value equal to the default is
+# init's, not the project's: left out both ways (it neither asks for more nor overrides the
+# user's own settings); a value someone changed there is the project's, as in any file.
+OLD_TEMPLATE_COMMENT = "memindex settings for this project. Every key is optional: delete what you do not change"
+
+
 def looser(key: str, value: object, than: object) -> bool:
     """Whether `value` makes memindex do more than `than` does (LOOSER's rule for `key`)."""
     way = LOOSER.get(key)
@@ -393,7 +402,14 @@ def load_config(root: str | os.PathLike[str]) -> Config:
     project = parse_config(data, path)
     cfg.source = path
     cfg.warnings += project.warnings
-    more = sorted(k for k in project.given if looser(k, project.values[k], cfg.values[k]))
+    further = [k for k in project.given if looser(k, project.values[k], cfg.values[k])]
+    # A project's value equal to the default asks for nothing more (`memindex init` once wrote
+    # every default into the file): where the user's own settings go further it is left out,
+    # without a word, and the user's value stands.
+    as_default = {k for k in further if project.values[k] == DEFAULTS[k]}
+    if isinstance(data, dict) and str(data.get("_comment", "")).startswith(OLD_TEMPLATE_COMMENT):
+        as_default |= {k for k in project.given if project.values[k] == DEFAULTS[k]}
+    more = sorted(set(further) - as_default)
     cfg.more = more
     if more:
         from . import trust  # only when the project's config asks for more
@@ -405,6 +421,6 @@ def load_config(root: str | os.PathLike[str]) -> Config:
             cfg.notice = (f"{path}: ignored {', '.join(more)}: a project's config may make memindex do less, not more; "
                           f"run `memindex trust`{again} to allow this file, or set them in {user_path}")
             cfg.warnings.insert(0, cfg.notice)  # what was refused comes first: a hook's stderr line is bounded
-    for key in project.given - env_given - set(cfg.ignored):
+    for key in project.given - env_given - set(cfg.ignored) - as_default:
         cfg.values[key] = project.values[key]
     return cfg

@@ -21,6 +21,8 @@ MEMORY_DIR = (".claude", "memory")
 INDEX_FILE = ".index.db"
 LOCK_FILE = ".index.lock"
 WAIT_FILE = ".sync.wait"  # held by the one background sync waiting for the lock
+QUEUE_FILE = ".sync.queue"  # the files the hooks' syncs handed over to that one (index.sync.hand_over)
+QUEUE_MAX_BYTES = 262_144  # a longer queue is not read: a full sync instead
 WATCH_MARKER = ".watch.pid"
 INDEX_MD = "index.md"
 CONFIG_FILE = "memory-config.json"
@@ -33,10 +35,16 @@ SERVE_SPAWN_MARKER = ".serve.spawned"  # the hooks' last worker start (single fl
 # them in the root's .gitignore, so none is committed; a committed index is never read anyway
 # (memindex/index/provenance.py). A new derived file adds its pattern here.
 DERIVED_FILES: tuple[str, ...] = (
-    INDEX_FILE, INDEX_FILE + "-*", LOCK_FILE, WAIT_FILE, WATCH_MARKER, SPAWN_MARKER, LOG_FILE, LOG_FILE + ".1",
+    INDEX_FILE, INDEX_FILE + "-*", LOCK_FILE, WAIT_FILE, QUEUE_FILE, WATCH_MARKER, SPAWN_MARKER, LOG_FILE, LOG_FILE + ".1",
     SERVE_MARKER, SERVE_SPAWN_MARKER, INDEX_MD, ".*.tmp", "sessions-local/",  # CAPTURE_GITIGNORE, below
 )
 GITIGNORE = ".gitignore"
+# What memindex creates in a project (memory files, memory-config.json, .gitignore, category
+# folders, sessions-local/): these modes whatever the umask (a umask can only take more away).
+# A umask of 000 would otherwise make them writable by every user, and sync refuses those
+# (store/paths.why_foreign).
+FILE_MODE = 0o644
+FOLDER_MODE = 0o755
 
 # The hooks (Claude Code runs them with a 10 s timeout of its own).
 HOOK_MAX_STDIN = 16 * 1024 * 1024
@@ -59,6 +67,10 @@ RACY_WINDOW_NS = 2_000_000_000
 FRESH_SYNC_MIN_S = 3.0
 FRESH_SYNC_COST_FACTOR = 10.0
 FUTURE_SLACK_S = 5.0  # a guard or stamp further in the future than this: the clock went back, it has expired
+# A memory's created_at / updated_at may be at most this far ahead of this machine's clock
+# (another machine's drift). Further ahead: `save` and `validate` refuse it, the index does not
+# take it for the memory's date (never "the latest session"), store/stamps.py.
+STAMP_FUTURE_SLACK_S = 300.0
 # The Stop hook's save prompts (memindex/capture/triage.py, patterns in data/triage.json).
 TURN_TAIL_BYTES = 131_072  # the transcript's end read for the latest turn (x4 while it holds no prompt)...
 TURN_MAX_BYTES = 4 * 1024 * 1024  # ... up to this
@@ -242,6 +254,10 @@ WATCH_ASK_BUDGET_S = 0.05  # the whole question (connect, sentinel, answer), at 
 WATCH_ASK_PER_FILE_S = 2e-6  # ...or longer on a large store, where the stat pass it saves costs more
 WATCH_ASK_BUDGET_MAX_S = 0.5  # (2-3 us a file on this machine's CPython, 3-6 under load)
 WATCH_SYNC_WAIT_S = 1.0  # a reader waits this long for the watcher to sync changes it had pending
+# A resident reader's own watch (the MCP server, memindex.watch.resident) vouches for its last
+# exact check for at most this long: a hard link made from outside the root, then edited
+# there, raises no event here; this bounds how long such a change could go unseen.
+RESIDENT_RECHECK_S = 10.0
 # File systems where inotify (or the platform's native API) misses changes made elsewhere:
 # on the Windows side of WSL, on another machine, on the host of a VM or container.
 POLLING_FS: dict[str, str] = {
@@ -271,6 +287,8 @@ POLLING_FS: dict[str, str] = {
 # --- Session capture (memindex.capture; docs/capture.md) ----------------------------------
 SUMMARY_MAX_BYTES = 8_192  # a captured session summary, as its file (the cut order: capture/summary.py)
 CAPTURE_TRANSCRIPT_MAX_BYTES = 256 * 1024 * 1024  # a transcript is read up to this many bytes
+CAPTURE_LINE_MAX_BYTES = 8 * 1024 * 1024  # ... one line at most this long (a longer one, a pasted image or a hostile line, is skipped)
+CAPTURE_KEPT_CHARS = 4_000_000  # of prompts and assistant texts kept while reading (past it the oldest go: capture/parse.py)
 CAPTURE_SOURCE_KIND = "transcript"  # `source.kind` of what capture and `import transcripts` write
 # The tag of every captured summary. The prompt hook leaves these out of its word matches
 # (they restate the user's own earlier prompts, so a repeated question matches them best

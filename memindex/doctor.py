@@ -15,11 +15,11 @@ from pathlib import Path
 
 from . import __version__, index
 from .index import health
-from .defaults import PACKAGE_DIR, INDEX_FILE, INDEX_VERSION, LOCK_FILE, LOG_FILE, MEMORY_DIR, SPAWN_MARKER, WAIT_FILE
+from .defaults import PACKAGE_DIR, INDEX_FILE, INDEX_VERSION, LOCK_FILE, LOG_FILE, MEMORY_DIR, QUEUE_FILE, SPAWN_MARKER, WAIT_FILE
 from .errors import IndexTooNew, IndexUnavailable
 
 DERIVED = (INDEX_FILE, INDEX_FILE + "-wal", INDEX_FILE + "-shm", INDEX_FILE + "-journal", LOCK_FILE, WAIT_FILE,
-           SPAWN_MARKER, LOG_FILE, ".watch.pid", ".serve.pid", ".serve.spawned")
+           QUEUE_FILE, SPAWN_MARKER, LOG_FILE, ".watch.pid", ".serve.pid", ".serve.spawned")
 PLUGIN_HOMES = ("~/.claude/plugins",)  # where Claude Code keeps marketplaces and its plugin cache
 
 
@@ -108,7 +108,7 @@ def check_index(root: str) -> Check:
 
 
 def check_files(root: str) -> Check:
-    """Invalid, ignored, misplaced, duplicated and renamed memory files (after a sync)."""
+    """Invalid, ignored, misplaced, duplicated, renamed and future-dated memory files (after a sync)."""
     try:
         from .index.sync import sync
 
@@ -127,7 +127,8 @@ def check_files(root: str) -> Check:
         return Check("files", True, "every memory file is indexed as it is named", data=counts)
     fixes = {"invalid": "`memindex validate` names each error", "ignored": "move notes out of the category folders",
              "misplaced": "move the file to the folder of its category", "duplicated": "keep one file per id",
-             "renamed": "rename the file to its id (or the id to the file name)"}
+             "renamed": "rename the file to its id (or the id to the file name)",
+             "future": "`memindex update` (or `retire`) dates it now; a file you did not write may be planted"}
     return Check("files", False, line.rstrip("; "), "; ".join(fixes[k] for k, n in counts.items() if n), counts)
 
 

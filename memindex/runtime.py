@@ -119,7 +119,7 @@ def private_dir(create: bool = False) -> str:
     if create:
         try:
             if path == _own_fallback():
-                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+                rootfs.make_folders(os.path.dirname(path), 0o700)
             os.mkdir(path, 0o700)
         except FileExistsError:
             pass

@@ -69,7 +69,9 @@ def _save(roots: dict[str, dict]) -> None:
     import json
 
     path = trust_path()
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    from .store.rootfs import make_folders
+
+    make_folders(os.path.dirname(path), 0o700)
     tmp = f"{path}.{os.getpid()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:

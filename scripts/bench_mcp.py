@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """MCP server costs: `search` round trip on a running `memindex mcp` against the process
 time of `memindex search --no-sync` (same queries, same store, runs interleaved in one
-series), the server's start (spawn to the `initialize` answer) and its memory, and the
-tokens of the tool list a client puts in context.
+series, with the interpreter's floor `python -c 'import sqlite3, json'`), the same server
+with `--no-watch` (every call checks every memory file, as before the server's own
+watch), the time inside the server (the search tool through the SDK's client in this
+process, and its engine call alone), the server's start (spawn to the `initialize`
+answer) and its memory, and the tokens of the tool list a client puts in context.
 
     python scripts/bench_mcp.py [--size 10000] [--runs 30] [--starts 7]
 
@@ -11,7 +14,8 @@ process start, and would flatter the resident server) into a throwaway virtualen
 reads its dependencies (the MCP SDK) from this interpreter's site-packages. The server is
 driven over its stdin/stdout with plain JSON-RPC lines, so the figure is the server's
 and the pipe's, not a client library's. Tokens are counted as characters / 4 of the
-compact `tools/list` JSON (no tokenizer is downloaded).
+compact `tools/list` JSON (no tokenizer is downloaded). The machine's load average is
+printed before and after: quote the ratios, measured in one run, not the milliseconds.
 """
 
 from __future__ import annotations
@@ -88,12 +92,53 @@ def tool_list_tokens(server: Server) -> tuple[int, int, int]:
     return len(tools), len(text), round(len(text) / 4)
 
 
+def _load(avg: tuple[float, float, float]) -> str:
+    return " / ".join(f"{v:.2f}" for v in avg)
+
+
+def in_process(root: Path, runs: int) -> list[tuple[str, list[float]]]:
+    """Inside the server: the search tool through the SDK's own client connected in this
+    process (the server's dispatch, no pipe), and the engine call it makes (with the
+    server's watch, and with the stat pass it spares)."""
+    import anyio
+    from mcp import Client
+
+    from memindex.config import load_config
+    from memindex.mcp.server import Project, build
+    from memindex.policy.recall import format_hits, search_hits
+
+    project = Project(str(root), str(root), explicit=True)
+    tool, engine, checked = [], [], []
+
+    async def main() -> None:
+        async with Client(build(project)) as client:
+            for i in range(runs + len(QUERIES)):
+                started = time.perf_counter()
+                answer = await client.call_tool("search", {"query": QUERIES[i % len(QUERIES)]})
+                if i >= len(QUERIES):  # (warm first)
+                    tool.append(time.perf_counter() - started)
+                if answer.is_error:
+                    raise RuntimeError(answer)
+            cfg = load_config(str(root))
+            for i in range(runs):
+                for watch, times in ((project.watch, engine), (None, checked)):
+                    started = time.perf_counter()
+                    format_hits(search_hits(str(root), cfg, QUERIES[i % len(QUERIES)], watch=watch), "")
+                    times.append(time.perf_counter() - started)
+
+    anyio.run(main)
+    return [("inside: the search tool via the SDK's client, in process", tool),
+            ("inside: its engine call (search_hits with the watch)", engine),
+            ("inside: the same, checking every file (no watch)", checked)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--size", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--starts", type=int, default=7, help="server starts timed")
     args = parser.parse_args(argv)
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="memindex-mcpbench-") as tmp:
         project = Path(tmp) / "p"
         generate(project, args.size, seed=args.size)
@@ -125,28 +170,40 @@ def main(argv: list[str] | None = None) -> int:
         ro = Server(serve + ["--read-only"], env)
         ro_tools, ro_chars, ro_tokens = tool_list_tokens(ro)
         ro.close()
+        bare = Server(serve + ["--no-watch"], env)
         for q in QUERIES:  # warm: the first call loads the query modules
-            server.request("tools/call", {"name": "search", "arguments": {"query": q}})
-        floor, cli_times, mcp_times = [], [], []
+            for each in (server, bare):
+                each.request("tools/call", {"name": "search", "arguments": {"query": q}})
+        floor, cli_times, mcp_times, bare_times = [], [], [], []
         for i in range(args.runs):
             q = QUERIES[i % len(QUERIES)]
             floor.append(time_process([python, "-c", "import sqlite3, json"], b"", env))
             cli_times.append(time_process([cli, "--root", str(root), "search", "--no-sync", q], b"", env))
-            started = time.perf_counter()
-            answer = server.request("tools/call", {"name": "search", "arguments": {"query": q}})
-            mcp_times.append(time.perf_counter() - started)
-            if answer.get("isError"):
-                raise RuntimeError(answer)
+            for each, times in ((server, mcp_times), (bare, bare_times)):
+                started = time.perf_counter()
+                answer = each.request("tools/call", {"name": "search", "arguments": {"query": q}})
+                times.append(time.perf_counter() - started)
+                if answer.get("isError"):
+                    raise RuntimeError(answer)
         server.close()
+        bare.close()
+        inside = in_process(root, args.runs)
+        load_after = os.getloadavg()
 
     cli50, cli95 = percentiles(cli_times)
     rows = []
     for label, times in (("floor: python -c 'import sqlite3, json'", floor),
                          ("memindex search --no-sync (process)", cli_times),
-                         ("MCP search (round trip, resident server)", mcp_times)):
+                         ("MCP search (round trip, resident server)", mcp_times),
+                         ("MCP search, --no-watch (every call checks every file)", bare_times)):
         p50, p95 = percentiles(times)
         rows.append([label, f"{p50 * 1000:.1f}", f"{p95 * 1000:.1f}", f"{p50 / cli50:.2f}x"])
     print(table(["search", "p50 ms", "p95 ms", "p50 / CLI"], rows))
+    base = percentiles(inside[-1][1])[0]
+    rows = [[label, f"{percentiles(t)[0] * 1000:.1f}", f"{percentiles(t)[1] * 1000:.1f}", f"{percentiles(t)[0] / base:.2f}x"]
+            for label, t in inside]
+    print()
+    print(table(["inside the server (after the series above)", "p50 ms", "p95 ms", "p50 / no watch"], rows))
     s50, s95 = percentiles(starts)
     now = sorted(r[0] for r in rss)[len(rss) // 2]
     peak = sorted(r[1] for r in rss)[len(rss) // 2]
@@ -158,7 +215,9 @@ def main(argv: list[str] | None = None) -> int:
         [f"tool list --read-only: {ro_tools} tools, chars / tokens", f"{ro_chars} / {ro_tokens}"],
     ]))
     print(f"\n{args.size:,} memories; {args.runs} runs per search row, interleaved; {args.starts} server starts; "
-          f"load average {os.getloadavg()[0]:.1f}; interpreter {sys.executable}")
+          f"{os.cpu_count()} CPUs, load average (1, 5, 15 min) before {_load(load_before)}, after {_load(load_after)}; "
+          f"interpreter {sys.executable}")
+    print(f"MCP search p50 / CLI process p50: {percentiles(mcp_times)[0] / cli50:.2f}x (target <= 0.5x)")
     return 0
 
 

@@ -69,7 +69,10 @@ Six parts:
   and watch (--quick: the commands that open that file); roots owned by another user,
   world- or group-writable, or linked out of the project; bounded parsing (huge numbers,
   deep nesting, surrogates, edge dates), tag bombs, a damaged index, closed streams and a
-  burst of PostToolUse calls. Failures: a sentinel written, truncated or deleted, a
+  burst of PostToolUse calls; memory file names that read as orders under each client's
+  SessionStart (claude, codex, gemini: named in `systemMessage` only), a committed summary
+  dated 2099 beside the user's own capture, and init/save/capture/import/sync under
+  `umask 000` (tests/stresskit/hostile_store.py). Failures: a sentinel written, truncated or deleted, a
   planted file replaced or removed, a hang past the budget (or a background sync still
   running), a traceback, a non-zero hook exit, a refusal without its one stderr line.
 

@@ -23,6 +23,7 @@ HOOK_ALLOWED = {
     "memindex.text", "memindex.text.words", "memindex.text.cjk", "memindex.text.render",
     "memindex.text.identifiers",  # through index.rows, the writer side the index package loads only for writers
     "memindex.store", "memindex.store.paths", "memindex.store.rootfs", "memindex.store.marker", "memindex.store.ids",
+    "memindex.store.stamps",
     "memindex.index", "memindex.index.db", "memindex.index.rows", "memindex.index.reads", "memindex.index.vectors",
     "memindex.index.fresh", "memindex.index.freshen", "memindex.index.health", "memindex.index.provenance",
     "memindex.retrieval", "memindex.retrieval.query", "memindex.retrieval.legacy", "memindex.retrieval.hits",
@@ -30,7 +31,7 @@ HOOK_ALLOWED = {
     "memindex.relevance", "memindex.relevance.explain", "memindex.policy", "memindex.policy.inject",
     "memindex.policy.prompt", "memindex.policy.transcript", "memindex.policy.dense",
     "memindex.capture", "memindex.capture.triage", "memindex.capture.turn", "memindex.capture.asked",
-    "memindex.capture.schedule", "memindex.capture.score", "memindex.capture.sentences",
+    "memindex.capture.schedule", "memindex.capture.score", "memindex.capture.sentences", "memindex.capture.prompts",
     "memindex.hook", "memindex.hook.__main__", "memindex.hook.file", "memindex.hook.session",
     "memindex.hook.clients",
 }
@@ -58,7 +59,6 @@ ADAPTERS = {"hook", "mcp", "cli"}  # __main__ is the CLI
 UPWARD_ALLOWED: dict[tuple[str, str], str] = {
     ("memindex.index.sync", "memindex.semantic.vectors"): "the one writer embeds the rows it just wrote (lazily, when the worker's model is enabled)",
     ("memindex.cli.mcp", "memindex.mcp.server"): "`memindex mcp` starts the MCP server by name",
-    ("memindex.cli.mcp", "memindex.mcp.tools"): "... over this root's tools",
 }
 MAX_LINES = 450
 # Modules allowed past MAX_LINES, each with the reason it must stay one piece.

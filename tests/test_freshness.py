@@ -420,7 +420,7 @@ def test_status_counts_them(untidy: Path) -> None:
     root = untidy / ".claude" / "memory"
     out = subprocess.run(cli_cmd("--root", str(root), "status", "--json"), capture_output=True, text=True, env=cli_env(), timeout=60)
     attention = json.loads(out.stdout)["attention"]
-    assert attention == {"invalid": 1, "ignored": 1, "misplaced": 1, "duplicated": 2, "renamed": 1}
+    assert attention == {"invalid": 1, "ignored": 1, "misplaced": 1, "duplicated": 2, "renamed": 1, "future": 0}
     text = subprocess.run(cli_cmd("--root", str(root), "status"), capture_output=True, text=True, env=cli_env(), timeout=60).stdout
     assert "1 with an id that is not the file name" in text
 

@@ -341,6 +341,58 @@ def test_post_tool_use_syncs_the_edited_file(project: Path) -> None:
         pytest.fail("PostToolUse did not index the written file")
 
 
+def _indexed(root: Path) -> set[str]:
+    conn = index.open_reader(root)
+    try:
+        return {row[0] for row in conn.execute("SELECT path FROM documents")}
+    finally:
+        conn.close()
+
+
+def test_post_tool_use_indexes_the_files_written_and_no_other(project: Path) -> None:
+    """Issue 36 (8): the hook's sync was a full walk (`--coalesce` dropped its `--path`),
+    whose cost grows with the store and which indexed whatever else had changed. Now a
+    burst while another writer holds the lock hands its files to one waiting sync, which
+    indexes those files only: a file written beside them, not through a tool, is not."""
+    root = project / ".claude" / "memory"
+    control = put(root, "constraint", "numbat-quota", "Numbat API quota", ["numbat"], "numbat calls are capped")
+    written = [put(root, "decision", f"quokka-{i}", f"Quokka decision {i}", ["quokka"], "quokka caches") for i in range(4)]
+    lock = os.open(root / ".index.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    import fcntl
+
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        for path in written:
+            payload = json.dumps({"tool_name": "Write", "tool_input": {"file_path": str(path)}, "cwd": str(project)})
+            assert run_hook(payload, event="post-tool-use").returncode == 0
+        time.sleep(1.0)  # the syncs started: one waits for the lock, the others handed their file to it
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        os.close(lock)
+    want = {f"decisions/quokka-{i}.json" for i in range(4)}
+    deadline = time.time() + 15
+    while time.time() < deadline and not want <= _indexed(root):
+        time.sleep(0.1)
+    have = _indexed(root)
+    assert want <= have
+    time.sleep(0.5)  # (no sync still on its way)
+    assert "constraints/numbat-quota.json" not in _indexed(root)
+    assert control.exists() and (root / ".sync.queue").read_bytes() == b""
+    sync(root, Config())
+    assert "constraints/numbat-quota.json" in _indexed(root)  # a valid memory: a full sync takes it
+
+
+def test_a_coalesced_sync_that_cannot_hand_over_syncs_its_own_files(project: Path) -> None:
+    """A queue path that is not this user's regular file (a committed folder): the sync
+    keeps its file and indexes it itself."""
+    root = project / ".claude" / "memory"
+    (root / ".sync.queue").mkdir()
+    path = put(root, "decision", "quokka-x", "Quokka decision x", ["quokka"], "quokka caches")
+    report = sync(root, Config(), only=["decisions/quokka-x.json"], coalesce=True)
+    assert report.added == 1 and not report.coalesced
+    assert "decisions/quokka-x.json" in _indexed(root) and path.exists()
+
+
 def test_post_tool_use_ignores_files_outside_the_memory_root(project: Path, tmp_path: Path) -> None:
     other = tmp_path / "elsewhere.json"
     other.write_text("{}")

@@ -170,7 +170,8 @@ def test_a_repository_config_cannot_turn_the_scorer_on(memory_root: Path, tmp_pa
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
     (memory_root / CONFIG_FILE).write_text(json.dumps({"capture": {"save_prompt_scorer": True}}))
     cfg = load_config(memory_root)
-    assert cfg["capture.save_prompt_scorer"] is False and "capture.save_prompt_scorer" in cfg.ignored
+    # true is the default: no request for more (issue 36, finding 10), so not named as ignored either
+    assert cfg["capture.save_prompt_scorer"] is False and cfg.ignored == [] and cfg.notice is None
     (home / "memindex" / "config.json").write_text("{}")
     assert load_config(memory_root)["capture.save_prompt_scorer"] is True  # the default
     (memory_root / CONFIG_FILE).write_text(json.dumps({"capture": {"save_prompt_scorer": False}}))

@@ -241,3 +241,74 @@ def test_the_same_setting_in_the_user_config_does_reach_it(hub, tmp_path: Path) 
     user_config(BEACON)
     proc = cli(root, "sync")
     assert any("attacker-org/beacon-model" in path for _, path in hub.requests), proc.stderr
+
+
+# --- issue 36, finding 10: the config `memindex init` writes, and values equal to the default ------------
+
+
+def test_init_s_config_sets_nothing_and_never_trips_the_trust_rule(tmp_path: Path) -> None:
+    """Finding 10: the memory-config.json `init` wrote set semantic.model (and every other
+    setting) to its default; a user who turned the semantic channel on in their own config
+    then got "ignored semantic.model ... run `memindex trust`" on every command and prompt,
+    for a value memindex wrote itself. The file now only shows the settings (ignored `_` keys)."""
+    from memindex.config import parse_config
+    from memindex.store.scaffold import init_project
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    root = init_project(project).root
+    written = json.loads((root / CONFIG_FILE).read_text())
+    assert parse_config(written).given == set()  # shows every setting, sets none
+    shown = {k.lstrip("_") for section in written.values() if isinstance(section, dict) for k in section}
+    assert {"max_inject", "enabled", "model", "location"} <= shown
+    user_config({"semantic": {"enabled": True, "model": str(tmp_path / "my-model")}, "retrieval": {"max_inject": 1},
+                 "capture": {"location": "shared"}})
+    cfg = load_config(root)
+    assert cfg.warnings == [] and cfg.notice is None and cfg.more == [] and cfg.trust is None
+    assert cfg["semantic.model"] == str(tmp_path / "my-model") and cfg["retrieval.max_inject"] == 1
+    assert cfg["capture.location"] == "shared"
+    for args in (("sync",), ("status",)):
+        done = cli(root, *args)
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+
+
+def test_a_project_value_equal_to_the_default_is_no_request_for_more(memory_root: Path) -> None:
+    """A config written by an older `init` (every default, as values): nothing refused, nothing
+    said, and where the user's own settings do less or choose otherwise, theirs stand; a real
+    request for more is still refused and named."""
+    user_config({"semantic": {"enabled": True, "model": "/opt/models/minilm"}, "retrieval": {"max_inject": 1},
+                 "capture": {"location": "shared"}})
+    write_json(memory_root, CONFIG_FILE, {"retrieval": {"max_inject": 3, "tool_anchors": False},
+                                          "semantic": {"enabled": False, "model": DEFAULTS["semantic.model"]},
+                                          "capture": {"location": "local"}})
+    cfg = load_config(memory_root)
+    assert cfg.notice is None and cfg.more == [] and cfg.ignored == []
+    assert cfg["semantic.model"] == "/opt/models/minilm" and cfg["retrieval.max_inject"] == 1
+    assert cfg["capture.location"] == "shared"
+    assert cfg["semantic.enabled"] is False  # less: still the project's to decide
+    write_json(memory_root, CONFIG_FILE, {"retrieval": {"max_inject": 3}, "semantic": {"model": "attacker-org/x"}})
+    cfg = load_config(memory_root)
+    assert cfg.ignored == ["semantic.model"] and "retrieval.max_inject" not in cfg.notice
+    assert cfg["semantic.model"] == "/opt/models/minilm" and cfg["retrieval.max_inject"] == 1
+
+
+def test_an_older_init_s_defaults_never_override_the_user_s_own_settings(memory_root: Path) -> None:
+    """The file an older `init` wrote holds every default as a value: `semantic.enabled: false`
+    there turned off the channel the user had turned on in their own config, for every project
+    set up before. In such a file (known by its comment) a default is init's, not the
+    project's; a value someone changed there still applies as the project's."""
+    from memindex.config import OLD_TEMPLATE_COMMENT
+
+    user_config({"semantic": {"enabled": True, "model": "/opt/models/minilm"}, "retrieval": {"max_inject": 5}})
+    old = {"_comment": OLD_TEMPLATE_COMMENT + ", and the default applies. ...",
+           "retrieval": {"enabled": True, "max_inject": 3, "tool_anchors": False}, "semantic": {"enabled": False,
+           "model": DEFAULTS["semantic.model"], "idle_exit_s": 1800}, "index": {"lock_timeout_s": 10.0}}
+    write_json(memory_root, CONFIG_FILE, old)
+    cfg = load_config(memory_root)
+    assert cfg.warnings == [] and cfg.more == []
+    assert cfg["semantic.enabled"] is True and cfg["semantic.model"] == "/opt/models/minilm" and cfg["retrieval.max_inject"] == 5
+    write_json(memory_root, CONFIG_FILE, {**old, "retrieval": {"max_inject": 2}})  # changed by the project: its own
+    assert load_config(memory_root)["retrieval.max_inject"] == 2
+    write_json(memory_root, CONFIG_FILE, {k: v for k, v in old.items() if k != "_comment"})  # someone's own file
+    cfg = load_config(memory_root)
+    assert cfg["semantic.enabled"] is False and cfg["retrieval.max_inject"] == 3  # less: the project's to decide

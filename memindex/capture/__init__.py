@@ -3,6 +3,7 @@
 date by the Stop and SessionEnd hooks in the background and by `memindex import
 transcripts`) and save prompts at the right moment (triage.py).
 
+    prompts   the user's own words in a user entry: every wrapper Claude Code adds removed
     parse     a transcript (JSONL) -> what the session did, its noise left out
     summary   what the session did -> one bounded session_summary memory (at most 8 KB)
     store     where captured summaries live, written through the write path (save/update)

@@ -3,9 +3,17 @@ user's prompts in their own words, the assistant's texts, the files it changed, 
 commands and tests it ran with their outcome, its commits and its todo list.
 
 Everything else is noise and stays out: tool results (only their outcome is read),
-file contents, hook and skill records (attachments), thinking, `isMeta` entries, slash
-command wrappers, sidechains (subagents), compaction summaries and API error messages.
-Reading never fails on a bad line: it is skipped. Standard library only.
+file contents, hook and skill records (attachments), thinking, `isMeta` entries, every
+wrapper Claude Code adds to a prompt (reminders, slash commands, `!` shell commands, task
+notifications, hook output: capture.prompts), sidechains (subagents), compaction summaries
+and API error messages.
+Reading never fails on a bad line: it is skipped. Reading is bounded whatever the file
+holds: lines are read at most CAPTURE_LINE_MAX_BYTES at a time (a longer line is skipped
+without being held), each prompt and text is kept to TEXT_KEEP characters and each command
+to COMMAND_KEEP, and past CAPTURE_KEPT_CHARS in all the oldest assistant texts go, then the
+oldest requests (never the goal, never the latest text: what the summary keeps last).
+Prompts, texts and commands are redacted (store.secrets) before they are cut, so a cut
+never leaves part of a credential that the whole would have matched.
 """
 
 from __future__ import annotations
@@ -15,20 +23,25 @@ import re
 import stat
 from dataclasses import dataclass, field
 
-from ..defaults import CAPTURE_TRANSCRIPT_MAX_BYTES
+from ..defaults import CAPTURE_KEPT_CHARS, CAPTURE_LINE_MAX_BYTES, CAPTURE_TRANSCRIPT_MAX_BYTES
 from ..lean import loads
-from ..policy.transcript import user_text
+from .prompts import prompt_text
+from ..store.secrets import redact_text
+from .tally import counts, shown
 
 FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 _MAX_ITEMS = 2_000  # of each list kept while reading (the summary keeps far fewer)
+_PENDING_MAX = 10_000  # tool calls waiting for their result
+TEXT_KEEP = 32_000  # characters of one prompt or text (the summary shows at most 3,000 of one)
+COMMAND_KEEP = 2_000  # ... of one command (the summary shows its first line, 200)
+_SKIP_CHUNK = 1024 * 1024  # an over-long line is read past in chunks of this
+_REDACT_MARGIN = 1_024  # characters past a cut that its redaction reads (a credential across the cut goes whole)
 _ID_MAX = 200  # characters of a session id
 _TEST_RE = re.compile(
     r"\b(?:pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|rspec|phpunit|ctest|"
     r"go\s+test|cargo\s+(?:test|nextest)|(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test|"
     r"make\s+(?:test|check)|gradle\w*\s+test|mvn\s+test|dotnet\s+test|mix\s+test)\b"
 )
-# A test runner's tally line: "5 passed, 1 failed in 0.3s", "Tests: 3 passed", "FAILED", "ok  pkg"
-_OUTCOME_RE = re.compile(r"\b\d+ (?:passed|failed|errors?|skipped|tests?)\b|\bTests?:|\bFAIL(?:ED)?\b|^ok\s|\bPASS(?:ED)?\b")
 _COMMIT_OUT_RE = re.compile(r"^\[([^\]\s]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$", re.M)
 _COMMIT_CMD_RE = re.compile(r"\bgit\s+commit\b")
 
@@ -40,7 +53,7 @@ class Command:
     command: str
     ok: bool | None = None
     test: bool = False
-    tally: str = ""  # a test run's result line
+    tally: str = ""  # a test run's counts, in fixed words ("12 passed, 1 failed": capture.tally), never its text
 
 
 @dataclass
@@ -80,8 +93,18 @@ def read_transcript(path: str, max_bytes: int = CAPTURE_TRANSCRIPT_MAX_BYTES) ->
         os.set_blocking(fh.fileno(), True)
         reader = _Reader()
         read = 0
-        for line in fh:
+        while read <= max_bytes:
+            line = fh.readline(CAPTURE_LINE_MAX_BYTES + 1)
+            if not line:
+                break
             read += len(line)
+            if len(line) > CAPTURE_LINE_MAX_BYTES:  # over-long: read past the rest of it, holding none
+                while not line.endswith(b"\n") and read <= max_bytes:
+                    line = fh.readline(_SKIP_CHUNK)
+                    if not line:
+                        break
+                    read += len(line)
+                continue
             if read > max_bytes:
                 break
             reader.feed(line)
@@ -105,6 +128,10 @@ class _Reader:
         self.session = Session()
         self.pending: dict[str, tuple[str, object]] = {}  # tool_use id -> (tool name, its Command or file path)
         self.last_message_id: str | None = None
+        self.kept = 0  # characters of prompts and texts held (CAPTURE_KEPT_CHARS)
+        self._texts_from = 0  # turns before this one hold no text any more
+        self._prompts_from = 1  # ... and from the one after the goal's on, no request
+        self._goal: int | None = None  # the turn of the first prompt (never dropped)
 
     def feed(self, line: bytes | str) -> None:
         line = line.strip()
@@ -134,11 +161,13 @@ class _Reader:
             self._assistant(entry)
 
     def _user(self, entry: dict) -> None:
-        text = user_text(entry)
+        text = prompt_text(entry)
         if text is not None:
-            if not text.startswith("[Request interrupted") and len(self.session.turns) < _MAX_ITEMS:
+            if len(self.session.turns) < _MAX_ITEMS:
+                text = _kept(text, TEXT_KEEP)
                 self.session.turns.append(Turn(text))
                 self.last_message_id = None
+                self._hold(len(text))
             return
         message = entry.get("message")
         content = message.get("content") if isinstance(message, dict) else None
@@ -153,12 +182,14 @@ class _Reader:
         name, what = found
         failed = block.get("is_error") is True
         if name in FILE_TOOLS and not failed and isinstance(what, str):
-            self.session.files[what] = self.session.files.get(what, 0) + 1
+            files = self.session.files
+            if what in files or len(files) < _MAX_ITEMS:
+                files[what] = files.get(what, 0) + 1
         elif isinstance(what, Command):
             what.ok = not failed
             output = _result_text(block.get("content"))
             if what.test:
-                what.tally = _tally(output)
+                what.tally = shown(counts(output))
             if _COMMIT_CMD_RE.search(what.command) and not failed:
                 for m in _COMMIT_OUT_RE.finditer(output):
                     self._commit(f"{m.group(2)[:7]} {m.group(3).strip()}")
@@ -189,10 +220,37 @@ class _Reader:
             turns.append(Turn(""))
         texts = turns[-1].texts
         if texts and message_id is not None and message_id == self.last_message_id:
-            texts[-1] += "\n" + text  # one message written as several lines
+            joined = _kept(texts[-1] + "\n" + text, TEXT_KEEP)  # one message written as several lines
+            self._hold(len(joined) - len(texts[-1]))
+            texts[-1] = joined
         elif len(texts) < _MAX_ITEMS:
-            texts.append(text)
+            texts.append(_kept(text, TEXT_KEEP))
+            self._hold(len(texts[-1]))
         self.last_message_id = message_id if isinstance(message_id, str) else None
+
+    def _hold(self, chars: int) -> None:
+        """Count what is kept; past CAPTURE_KEPT_CHARS drop the oldest assistant texts (the
+        summary's first cut), then the oldest requests (its third), never the goal nor
+        the latest text."""
+        self.kept += chars
+        turns = self.session.turns
+        last = len(turns) - 1
+        while self.kept > CAPTURE_KEPT_CHARS:
+            while self._texts_from < last and not turns[self._texts_from].texts:
+                self._texts_from += 1
+            texts = turns[self._texts_from].texts
+            if len(texts) > (1 if self._texts_from == last else 0):
+                self.kept -= len(texts.pop(0))
+                continue
+            if self._goal is None:
+                self._goal = next((i for i, t in enumerate(turns) if t.prompt), None)
+            self._prompts_from = max(self._prompts_from, (self._goal if self._goal is not None else last) + 1)
+            while self._prompts_from < last and not turns[self._prompts_from].prompt:
+                self._prompts_from += 1
+            if self._prompts_from >= last:
+                return  # the goal, the latest prompt and the latest text: all that is left
+            self.kept -= len(turns[self._prompts_from].prompt)
+            turns[self._prompts_from].prompt = ""
 
     def _tool_use(self, block: dict) -> None:
         name, args, tool_id = block.get("name"), block.get("input"), block.get("id")
@@ -200,16 +258,25 @@ class _Reader:
             return
         if name in FILE_TOOLS:
             path = args.get("file_path") or args.get("notebook_path")
-            if isinstance(path, str) and path and "\x00" not in path:
-                self.pending[tool_id] = (name, path)
+            if isinstance(path, str) and path and "\x00" not in path and len(self.pending) < _PENDING_MAX:
+                self.pending[tool_id] = (name, path[:4096])
         elif name == "Bash" and isinstance(args.get("command"), str):
             command = args["command"].strip()
             if command and len(self.session.commands) < _MAX_ITEMS:
-                cmd = Command(command, test=bool(_TEST_RE.search(command)))
+                test = bool(_TEST_RE.search(command[:COMMAND_KEEP]))
+                cmd = Command(_kept(command, COMMAND_KEEP), test=test)
                 self.session.commands.append(cmd)
-                self.pending[tool_id] = (name, cmd)
+                if len(self.pending) < _PENDING_MAX:
+                    self.pending[tool_id] = (name, cmd)
         elif name == "TodoWrite" and isinstance(args.get("todos"), list):
             self.session.todos = [t for t in args["todos"] if isinstance(t, dict) and isinstance(t.get("content"), str)]
+
+
+def _kept(text: str, limit: int) -> str:
+    """What is kept of a prompt, a text or a command: its credentials redacted (the write
+    path's patterns) before it is cut to `limit` characters, so that a cut never leaves
+    part of one; the redaction reads a margin past the cut, never the whole of a huge text."""
+    return redact_text(text[: limit + _REDACT_MARGIN])[0][:limit]
 
 
 def _result_text(content: object) -> str:
@@ -217,13 +284,4 @@ def _result_text(content: object) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
-    return ""
-
-
-def _tally(output: str) -> str:
-    """The last line of a test run's output that reads like its result."""
-    for line in reversed(output[-20_000:].splitlines()):
-        line = line.strip().strip("=").strip()
-        if line and _OUTCOME_RE.search(line):
-            return line[:160]
     return ""

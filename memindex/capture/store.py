@@ -42,7 +42,7 @@ def ignore_folder(root: str | os.PathLike[str]) -> None:
     """Make `sessions-local/` with its own `.gitignore`: ignored by git wherever the
     memory folder is, whatever the project's own .gitignore says."""
     folder = os.path.join(root, CAPTURE_FOLDER)
-    os.makedirs(folder, exist_ok=True)
+    rootfs.make_folders(folder)  # 0755 whatever the umask (0777 under umask 000: refused by sync)
     if os.path.islink(folder) or not inside(os.path.realpath(folder), os.path.realpath(root)):
         raise UnsafeFile(folder, "is a link or leaves the memory root")
     path = os.path.join(folder, ".gitignore")
@@ -74,6 +74,17 @@ def _plan(root: str | os.PathLike[str], cfg: Config, memory: dict[str, Any]):
         return {"status": "failed", "error": str(exc)}
 
 
+def _thorough(memory: dict[str, Any]) -> dict[str, Any]:
+    """The summary with the maintained rule set's finds redacted too (store.secrets.
+    detector_redact: affordable here, in the background, where `save` could not pay for
+    it); the write path then applies its own patterns, as for every writer."""
+    from ..store.secrets import detector_redact
+
+    shown = {k: memory[k] for k in ("title", "tags", "content") if k in memory}
+    redacted, _ = detector_redact(shown)
+    return {**memory, **redacted}  # type: ignore[dict-item]
+
+
 def write_summaries(
     root: str | os.PathLike[str], cfg: Config, memories: list[dict[str, Any]], *, dry_run: bool = False,
     lock_timeout: float | None = None,
@@ -83,7 +94,7 @@ def write_summaries(
     of `save` and `update`). One answer per memory: the write path's ({status: created|
     updated|unchanged|failed, path, ...}) or {status: skipped}."""
 
-    plans = [_plan(root, cfg, m) for m in memories]
+    plans = [_plan(root, cfg, _thorough(m)) for m in memories]
     answers: list[dict[str, Any]] = [p if isinstance(p, dict) else {} for p in plans]
     todo = [i for i, p in enumerate(plans) if isinstance(p, tuple)]
     if dry_run:

@@ -20,15 +20,13 @@ from __future__ import annotations
 from ..defaults import (BEFORE_CHARS, BEFORE_TURNS, SAVED_TEXT_CHARS, TOOL_RESULT_CHARS, TOOL_RESULTS_MAX, TURN_MAX_BYTES,
                         TURN_TAIL_BYTES, TURN_TEXT_CHARS)
 from ..lean import loads
-from ..policy.transcript import read_tail, user_text
+from ..policy.transcript import read_tail
+from .prompts import prompt_text
 
 # What shows that the model saved or updated a memory during the turn (Bash commands and
 # the Skill tool's argument): the triage then has nothing to ask.
 _SAVE_COMMANDS = ("memindex save", "memindex update", "memindex candidate")
 _SAVE_SKILL = "memory-save"
-# User entries that are not the user's words (beyond those user_text already leaves out):
-# the output of a `!` shell command and of background tasks, which can hold any file's text.
-_NOT_PROMPTS = ("<bash-", "<task-notification")
 # Commands whose output is a file's or a search's text, not a verdict (see _verdict).
 _PRINTS = frozenset("cat head tail less more bat grep egrep rg ag ack find ls tree echo printf sed awk jq yq curl wget "
                     "strings xxd od hexdump diff type nl sort uniq cut tr base64".split())
@@ -118,7 +116,7 @@ def _parse(lines: list[bytes]) -> Turn:
                 if sum(len(b) for b in before) >= BEFORE_CHARS:
                     break
             elif kind == "user":
-                text = _prompt(entry)
+                text = prompt_text(entry)
                 if text is not None:
                     prompts += 1
                     if prompts == 2:
@@ -127,7 +125,7 @@ def _parse(lines: list[bytes]) -> Turn:
                         break
             continue
         if kind == "user":
-            text = _prompt(entry)
+            text = prompt_text(entry)
             if text is not None:
                 turn.user.append(text)
                 prompts = 1
@@ -140,19 +138,6 @@ def _parse(lines: list[bytes]) -> Turn:
     turn.before = "\n".join(reversed(before))[-BEFORE_CHARS:]
     turn.tools = [out for tid, out in reversed(results) if _verdict(turn._commands.get(tid))]
     return turn
-
-
-def _prompt(entry: dict) -> str | None:
-    """The user's own words in the entry, or None (also for a shell command's or a
-    background task's output, which Claude Code records as user text)."""
-    text = user_text(entry)
-    if text is None or text.startswith(_NOT_PROMPTS):
-        return None
-    if "<system-reminder>" in text:  # reminders Claude Code appends to a prompt are not the user's words
-        import re
-
-        text = re.sub(r"(?s)<system-reminder>.*?(?:</system-reminder>|\Z)", " ", text).strip()
-    return text or None
 
 
 def _verdict(command: str | None) -> bool:

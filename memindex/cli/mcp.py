@@ -12,6 +12,9 @@ from ._common import AddParser
 def register(add: AddParser) -> None:
     p = add("mcp", json_flag=False, example="memindex --root ~/src/shop mcp --read-only")
     p.add_argument("--read-only", action="store_true", help="serve the reading tools only (no save, update, retire)")
+    p.add_argument("--no-watch", action="store_true",
+                   help="no watch on the memory files: each call checks them all, as the CLI does "
+                        "(for a file system whose change events cannot be trusted)")
     p.set_defaults(handler=cmd_mcp)
 
 
@@ -22,8 +25,7 @@ def cmd_mcp(args: argparse.Namespace, root: str | None, cfg: Config) -> int:
     from ..store.paths import find_root
 
     try:
-        from ..mcp.server import serve
-        from ..mcp.tools import Memories
+        from ..mcp.server import Project, serve
     except ImportError as exc:
         from ..errors import UsageError
 
@@ -33,5 +35,5 @@ def cmd_mcp(args: argparse.Namespace, root: str | None, cfg: Config) -> int:
         root = find_root(start, explicit=args.root is not None)
     except RootNotFound:
         root = None
-    serve(Memories(root, start, explicit=args.root is not None), read_only=args.read_only)
+    serve(Project(root, start, explicit=args.root is not None, watch=not args.no_watch), read_only=args.read_only)
     return 0

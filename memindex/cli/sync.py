@@ -14,7 +14,7 @@ def register(add: AddParser) -> None:
     p.add_argument("--path", action="append", metavar="REL", help="only this file, relative to the memory root (repeatable)")
     p.add_argument(
         "--coalesce", action="store_true",
-        help="leave at once if another sync already waits for the lock (the hooks' background syncs)",
+        help="hand the --path files to a sync already waiting for the lock and leave at once (the hooks' background syncs)",
     )
     p.add_argument(
         "--if-changed", action="store_true",

@@ -249,8 +249,8 @@ def run(event: str, raw: bytes, client: str = "claude") -> str:
     if _notes:
         line = "; ".join(_notes).replace("\n", " ").replace("\r", " ")
         _say(f"memindex hook: {line[:1000]}")
-    if client == "claude":
-        return out
+    if client == "claude" and type(out) is str:
+        return out  # the prompt hook's path: no other module loaded
     from . import clients
 
     return clients.render(client, event, out)

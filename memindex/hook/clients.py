@@ -11,6 +11,14 @@ its fields and how the answer is printed differ.
             only, it cannot add context; the hook keeps the index fresh and lets the
             prompt through (recall in Cursor is the MCP server's)
 
+A message for the user alone (`Shown`: SessionStart's "memory files need attention", which
+names files the repository chose) goes to each client's user channel, never into the
+model's context: the top-level `systemMessage` of all three. Claude Code: "Warning message
+shown to the user"; Codex CLI (codex-rs/hooks/src/events/session_start.rs, 0.169): a warning
+entry of the hook's run, apart from the model's `additionalContext`; Gemini CLI
+(docs/hooks/reference.md, 0.61): "Shown at the start of the session", printed on stderr by
+`gemini -p`.
+
 Only Claude Code's transcript is read: the others' session files have other formats.
 """
 
@@ -20,10 +28,20 @@ from ..lean import dumps
 
 CLIENTS = ("claude", "codex", "gemini", "cursor")
 EVENT_NAMES = {  # (client, hook event) -> the event name its JSON answer carries
+    ("claude", "session-start"): "SessionStart",
     ("codex", "prompt"): "UserPromptSubmit", ("codex", "session-start"): "SessionStart",
     ("gemini", "prompt"): "BeforeAgent", ("gemini", "session-start"): "SessionStart",
 }
 EMPTY = {"gemini": "{}", "cursor": '{"continue":true}'}  # what "nothing to add" prints
+
+
+class Shown:
+    """A handler's answer with a message for the user alone beside the block for the model."""
+
+    __slots__ = ("message", "block")
+
+    def __init__(self, message: str, block: str = "") -> None:
+        self.message, self.block = message, block
 
 
 def supports(client: str, event: str) -> bool:
@@ -46,11 +64,16 @@ def normalize(client: str, data: dict) -> dict:
     return data
 
 
-def render(client: str, event: str, block: str) -> str:
-    """What the hook prints for `block` (possibly empty: then nothing, or the client's
-    "no change" JSON)."""
-    if client == "claude":
-        return block
-    if not block or client == "cursor":
-        return EMPTY.get(client, "")
-    return dumps({"hookSpecificOutput": {"hookEventName": EVENT_NAMES[(client, event)], "additionalContext": block}})
+def render(client: str, event: str, answer: "str | Shown") -> str:
+    """What the hook prints for a handler's answer: a block for the model (possibly empty:
+    then nothing, or the client's "no change" JSON), or a `Shown` whose message goes to the
+    user's channel (`systemMessage`) and never to the model."""
+    message, block = (answer.message, answer.block) if isinstance(answer, Shown) else (None, answer)
+    if client == "cursor":
+        return EMPTY[client]
+    if client == "claude" and not message:
+        return block  # plain stdout: context for the model
+    out: dict = {"systemMessage": message} if message else {}
+    if block:
+        out["hookSpecificOutput"] = {"hookEventName": EVENT_NAMES[(client, event)], "additionalContext": block}
+    return dumps(out) if out else EMPTY.get(client, "")

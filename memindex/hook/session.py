@@ -7,8 +7,9 @@ from . import Quiet, _root_for, note
 
 def on_session_start(data: dict) -> str:
     """SessionStart: refresh the index in the background; tell the user (not the model)
-    what needs their attention; optionally name the latest session summaries (passive
-    recall, off by default: see docs/evaluation.md)."""
+    what needs their attention, in every client's user channel (clients.render); optionally
+    name the latest session summaries (passive recall, off by default: see
+    docs/evaluation.md)."""
     root = _root_for(data.get("cwd"))
     from .. import index
     from ..index import freshen, health
@@ -26,7 +27,12 @@ def on_session_start(data: dict) -> str:
         finally:
             conn.close()
         freshen.spawn_sync(root, note)
-    return health.session_output(attention, _session_start_block(root, data))
+    block = _session_start_block(root, data)
+    if not attention:
+        return block
+    from .clients import Shown
+
+    return Shown(attention, block)  # the file names are the repository's: for the user's eyes only
 
 
 def _session_start_block(root, data: dict) -> str:

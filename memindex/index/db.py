@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import os
 
-from ..defaults import INDEX_FILE, INDEX_VERSION, PACKAGE_DIR, TOKENIZER
+from ..defaults import CAPTURE_FOLDER, INDEX_FILE, INDEX_VERSION, PACKAGE_DIR, TOKENIZER
 from . import provenance
 from ..store import rootfs
 from ..errors import IndexTooNew, IndexUnavailable, UnsafeFile
 from ..lean import loads, sqlite3
 
+
+# What a row captured on this machine is (sessions-local/, which git never fills): the partial
+# index's condition, which its query repeats word for word (SQLite then knows it applies).
+CAPTURED_HERE = ("category = 'session_summary' AND record_status = 'active'"
+                 f" AND substr(path, 1, {len(CAPTURE_FOLDER) + 1}) = '{CAPTURE_FOLDER}/'")
 
 SCHEMA = f"""
 CREATE TABLE documents(
@@ -33,6 +38,8 @@ CREATE TABLE documents(
     successors TEXT
 );
 CREATE INDEX documents_category ON documents(category, record_status, updated_at);
+-- The sessions captured on this machine, newest first ("where did we leave off?": reads.latest_captured)
+CREATE INDEX documents_captured ON documents(updated_at) WHERE {CAPTURED_HERE};
 CREATE INDEX documents_id ON documents(id);
 CREATE TABLE invalid(
     path TEXT PRIMARY KEY,

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 
 def _start_sync(root, paths: list[str] | None, lock_timeout: float, rebuild: bool = False, nice: bool = True):
     """A detached `memindex sync` (or `rebuild`), stderr to the root's log; at a lower
-    priority unless someone waits for it (`nice=False`: the first prompt's cold build)."""
+    priority unless someone waits for it (`nice=False`: the first prompt's cold build, and
+    the files the assistant just wrote, which it may search for next)."""
     from ..background import start
 
     args = ["rebuild" if rebuild else "sync", "--quiet", "--lock-timeout", str(lock_timeout)]
@@ -58,7 +59,7 @@ def spawn_sync(
 
             start_detached(root, "sync", "--quiet", "--lock-timeout", str(lock_timeout), *extra)
         else:
-            _start_sync(root, paths, lock_timeout)
+            _start_sync(root, paths, lock_timeout, nice=False)  # one file: short, and awaited
     except UnsafeFile as exc:
         say(f"no background sync: {exc}")
     except OSError as exc:

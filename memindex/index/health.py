@@ -3,10 +3,11 @@
 A sync stores a summary in the index's meta (`summarize`, under the writer lock): files
 that are not indexed (invalid JSON or schema, a `.md` or a folder dropped into a category
 folder) and files indexed in a way that will bite later (a memory in the wrong category
-folder, one id in two folders, an id that is not its file name). `search` and `explain`
-print one stderr line from it (`line`), `status` counts it, the SessionStart hook tells the
-user once per session, `doctor` lists it. Reading it costs one meta row: the prompt hook
-may use it. Standard library only.
+folder, one id in two folders, an id that is not its file name, a date in the future).
+`search` and `explain` print one stderr line from it (`line`), `status` counts it, the
+SessionStart hook tells the user once per session (never the model: hook/clients.py),
+`doctor` lists it. Reading it costs one meta row: the prompt hook may use it. Standard
+library only.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ KINDS = {  # kind -> how the line says it
     "misplaced": "in the wrong category folder",
     "duplicated": "sharing an id with another file",
     "renamed": "with an id that is not the file name",
+    "future": "dated in the future (never taken as the latest)",
 }
 def summarize(conn, ignored: list[str] | None) -> dict[str, list]:
     """{kind: [count, [first paths]]} from the index as it is now (`ignored` from the last
@@ -36,6 +38,7 @@ def summarize(conn, ignored: list[str] | None) -> dict[str, list]:
             " (SELECT id FROM documents WHERE path NOT LIKE '@%' GROUP BY id HAVING count(*) > 1) ORDER BY id, path"
         ),
         "renamed": rows("SELECT path FROM documents WHERE problems LIKE '%does not match the file name%' ORDER BY path"),
+        "future": rows("SELECT path FROM documents WHERE problems LIKE '%is in the future%' ORDER BY path"),
     }
     if ignored is None:
         found_before = read(conn).get("ignored", [0, []])
@@ -109,18 +112,3 @@ def session_message(conn, root) -> str | None:
 
     text = line(read(conn), display_prefix(root), hint="run `memindex doctor` to see how to fix them")
     return None if text is None else "memindex: " + text
-
-
-def session_output(message: str | None, block: str) -> str:
-    """What the SessionStart hook prints: the block for the model as it is, or with a
-    message for the user, JSON that Claude Code reads: `systemMessage` is shown to the user
-    (Claude Code's hook output schema: "Warning message shown to the user"), never to the
-    model; the block then goes as `additionalContext`."""
-    if not message:
-        return block
-    from ..lean import dumps
-
-    out: dict = {"systemMessage": message}
-    if block:
-        out["hookSpecificOutput"] = {"hookEventName": "SessionStart", "additionalContext": block}
-    return dumps(out)

@@ -80,7 +80,7 @@ def recorded(root: str | os.PathLike[str]) -> tuple[tuple[str, ...], str]:
 
 def _usable(folder: str) -> str | None:
     """Make `folder` (0700) and say why it cannot hold records, or None."""
-    os.makedirs(folder, mode=0o700, exist_ok=True)
+    rootfs.make_folders(folder, 0o700)
     st = os.lstat(folder)
     why = rootfs.why_unsafe(st, folder=True)
     if why is None and st.st_mode & 0o022:

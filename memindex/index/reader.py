@@ -3,7 +3,8 @@ incremental sync when a file changed (`index.is_current`: the folders, the racy 
 last sync, and one stat of every memory file, so an edit in place is seen too; or one
 question to the root's running watcher, `watched.is_current_asking_watcher`).
 `memindex search`, `explain` and `candidate` read through it; a fresh index costs them no
-import of the writer side."""
+import of the writer side. A long-running reader (the MCP server) may bring its own watch
+on the root (`memindex.watch.resident`), which spares the check while nothing changed."""
 
 from __future__ import annotations
 
@@ -14,25 +15,50 @@ import os
 from .. import index
 from ..config import Config
 from ..errors import IndexUnavailable, LockTimeout
+from .fresh import documents_current
 from .watched import is_current_asking_watcher
 
 
-def open_fresh_reader(root: str | os.PathLike[str], cfg: Config, allow_sync: bool = True) -> sqlite3.Connection:
+TYPE_CHECKING = False  # typing costs `search` 3 ms to import; annotations only
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class Watch(Protocol):
+        """A resident reader's own watch on the root (memindex.watch.resident.ResidentWatch)."""
+
+        def checkpoint(self) -> object: ...
+        def vouches(self, token: object, conn: sqlite3.Connection) -> bool: ...
+        def confirm(self, token: object, conn: sqlite3.Connection) -> None: ...
+
+
+def open_fresh_reader(
+    root: str | os.PathLike[str], cfg: Config, allow_sync: bool = True, watch: Watch | None = None
+) -> sqlite3.Connection:
     """A read-only connection, after an incremental sync when a memory file changed since
     the last one or the index is missing (a short lock wait: if another writer is busy, read
-    what exists)."""
+    what exists). A long-running reader's `watch` may vouch that nothing changed since its
+    last check, which spares the check; every check made here is recorded with it."""
     if not allow_sync:  # `--no-sync`: the index as it is; a stat pass would be thrown away
         return index.open_reader(root)
+    token = watch.checkpoint() if watch is not None else None  # before anything is read
     conn = None
     try:
         conn = index.open_reader(root)
-        if is_current_asking_watcher(conn, root, cfg["documents.paths"]):
+        docs = cfg["documents.paths"]
+        if watch is not None and watch.vouches(token, conn) and documents_current(conn, root, docs):
+            return conn  # (the resident watch sees the memory files; the documents' folders are checked here)
+        if is_current_asking_watcher(conn, root, docs):
+            if watch is not None:
+                watch.confirm(token, conn)
             return conn
     except IndexUnavailable:
         pass
     if conn is not None:
         conn.close()
-    return sync_then_open(root, cfg, "could not sync first", "reading the index as it is")
+    conn, synced = _sync_then_open(root, cfg, "could not sync first", "reading the index as it is")
+    if synced and watch is not None:
+        watch.confirm(token, conn)
+    return conn
 
 
 def sync_then_open(
@@ -41,6 +67,13 @@ def sync_then_open(
     """A sync with a short lock wait, then a read-only connection. When the sync fails
     (another writer busy, a full disk), the index as it is, and one stderr line
     `memindex: <failed> (<why>); <instead>`."""
+    return _sync_then_open(root, cfg, failed, instead, progress)[0]
+
+
+def _sync_then_open(
+    root: str | os.PathLike[str], cfg: Config, failed: str, instead: str, progress: bool = False
+) -> tuple[sqlite3.Connection, bool]:
+    """`sync_then_open`, and whether the sync ran."""
     try:
         from .sync import sync  # only when needed: a fresh index costs no writer imports
 
@@ -51,5 +84,5 @@ def sync_then_open(
         except IndexUnavailable as again:
             raise IndexUnavailable(f"{again} (the sync before it failed: {exc})") from None
         print(f"memindex: {failed} ({exc}); {instead}", file=sys.stderr)
-        return conn
-    return index.open_reader(root)
+        return conn, False
+    return index.open_reader(root), True

@@ -11,7 +11,7 @@ from _thread import _local as thread_local
 
 from ..defaults import TOKENIZER
 from ..lean import dumps, loads, sqlite3
-from .db import meta_values
+from .db import CAPTURED_HERE, meta_values
 
 TYPE_CHECKING = False  # annotations only
 if TYPE_CHECKING:
@@ -135,11 +135,26 @@ def active_by_ref(
 
 
 def latest(conn: sqlite3.Connection, category: str, limit: int) -> list[tuple]:
-    """The most recently updated active memories of a category (`HIT_COLUMNS`)."""
+    """The most recently updated active memories of a category (`HIT_COLUMNS`), none dated
+    beyond the clock's slack (store/stamps.py)."""
+    from ..store.stamps import latest_credible  # "where did we leave off?" only: not on every prompt's path
+
     return conn.execute(
         f"SELECT {HIT_COLUMNS} FROM documents d WHERE d.category = ? AND d.record_status = 'active'"
-        " ORDER BY d.updated_at DESC LIMIT ?",
-        (category, limit),
+        " AND d.updated_at <= ? ORDER BY d.updated_at DESC LIMIT ?",
+        (category, latest_credible(), limit),
+    ).fetchall()
+
+
+def latest_captured(conn: sqlite3.Connection, limit: int) -> list[tuple]:
+    """`latest` of the session summaries captured on this machine (sessions-local/), through
+    their own index: the category's would walk every summary of the store."""
+    from ..store.stamps import latest_credible
+
+    return conn.execute(
+        f"SELECT {HIT_COLUMNS} FROM documents d INDEXED BY documents_captured WHERE {CAPTURED_HERE}"
+        " AND d.updated_at <= ? ORDER BY d.updated_at DESC LIMIT ?",
+        (latest_credible(), limit),
     ).fetchall()
 
 

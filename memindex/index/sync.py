@@ -20,7 +20,10 @@ from .. import index
 from . import docsync, health
 from ..store import rootfs
 from ..config import Config, load_config
-from ..defaults import FOLDERS, INDEX_MD, LOCK_FILE, LOG_FILE, RACY_WINDOW_NS, SYNC_PROGRESS_MIN, WAIT_FILE
+from ..defaults import (
+    FOLDERS, INDEX_MD, LOCK_FILE, LOG_FILE, QUEUE_FILE, QUEUE_MAX_BYTES, RACY_WINDOW_NS, SYNC_PROGRESS_MIN, TARGETED_MAX,
+    WAIT_FILE,
+)
 from ..store.atomic import replace_atomic
 from .db import built_by
 from ..text.progress import progress_bar
@@ -51,12 +54,61 @@ def check_timeout(timeout: float) -> float:
 @contextmanager
 def waiting_turn(root: Path) -> Iterator[bool]:
     """Background syncs coalesce: at most one waits for the writer lock per root. Yields
-    False when another one already waits: its sync has not walked the files yet, so it will
-    see this caller's change too, and this caller can leave at once."""
+    False when another one already waits: it has not taken the queue (`take_handed`) nor
+    walked the files yet, so it will see this caller's change too, and this caller can
+    leave at once."""
     from ..store.locks import attempt
 
     with attempt(os.path.join(root, WAIT_FILE)) as mine:
         yield mine
+
+
+QUEUE_LOCK_S = 2.0  # a holder keeps the queue's lock for one read or one append
+
+
+@contextmanager
+def _queue(root: Path, flags: int) -> Iterator[int]:
+    """The hand-over queue `<root>/.sync.queue`, open and locked (rootfs.open_fd: never a
+    link, FIFO or another user's file). Raises OSError or UnsafeFile."""
+    fd = rootfs.open_fd(os.path.join(root, QUEUE_FILE), flags, 0o600)
+    try:
+        deadline = time.monotonic() + QUEUE_LOCK_S
+        while not rootfs.try_lock(fd):
+            if time.monotonic() > deadline:
+                raise OSError(f"{QUEUE_FILE} stays locked")
+            time.sleep(0.002)
+        yield fd
+    finally:
+        os.close(fd)  # (closing releases the lock)
+
+
+def hand_over(root: Path, paths: Iterable[str]) -> bool:
+    """Queue files for the sync that takes the writer lock next (`take_handed`); False when
+    the queue cannot be written (the caller then syncs them itself)."""
+    data = "".join(f"{p}\n" for p in paths if p and "\n" not in p).encode("utf-8", "surrogateescape")
+    try:
+        with _queue(root, os.O_WRONLY | os.O_APPEND | os.O_CREAT) as fd:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+    except (OSError, UnsafeFile):
+        return False
+    return True
+
+
+def take_handed(root: Path) -> list[str] | None:
+    """(Under the writer lock) the files handed over so far, and the queue emptied; None
+    when there are too many, or the queue cannot be read: a full sync covers them all."""
+    try:
+        with _queue(root, os.O_RDWR) as fd:
+            data = os.read(fd, QUEUE_MAX_BYTES + 1)
+            os.ftruncate(fd, 0)
+    except FileNotFoundError:
+        return []
+    except (OSError, UnsafeFile):
+        return None
+    paths = sorted({p for p in data.decode("utf-8", "surrogateescape").split("\n") if p})
+    return None if len(data) > QUEUE_MAX_BYTES or len(paths) > TARGETED_MAX else paths
 
 
 @dataclass
@@ -115,19 +167,27 @@ def sync(
     write of one file); `rebuild` re-reads everything in place, in one transaction.
 
     With `coalesce` (the hooks' background syncs), at most one caller per root waits for
-    the lock; the others return at once (`report.coalesced`), and the one that waits makes
-    a full incremental sync, which covers their files too."""
+    the lock; the others hand their `only` files over to it (`hand_over`) and return at
+    once (`report.coalesced`). The one that waits indexes what was handed over, and only
+    that: a memory the assistant just wrote is searchable in the time one file takes,
+    whatever the size of the store (a full incremental sync, without `only`, covers all)."""
     cfg = cfg or load_config(root)
     timeout = check_timeout(cfg["index.lock_timeout_s"] if lock_timeout is None else lock_timeout)
     if if_changed and not rebuild and only is None and _unchanged(root, cfg):
         return SyncReport()  # no lock, no walk, no semantic pass: the periodic check stays cheap
+    if only is not None:
+        only = list(only)
     with ExitStack() as held:
         if coalesce:
+            handed = only is not None and hand_over(root, only)
             with waiting_turn(root) as mine:
-                if not mine:
+                if not mine and (only is None or handed):
                     return SyncReport(coalesced=True)
                 held.enter_context(writer_lock(root, timeout))
-            only = None
+            if mine:
+                queued = take_handed(root)  # ours, and those of the syncs that left theirs to us
+                if only is not None:
+                    only = None if queued is None else sorted({*only, *queued})
         else:
             held.enter_context(writer_lock(root, timeout))
         return _repairing(root, lambda: _sync_locked(root, cfg, rebuild=rebuild, only=only, progress=progress))

@@ -50,7 +50,8 @@ best while the memory that answers it ranks below (seen with the real CLI, tests
 from __future__ import annotations
 
 from ..config import Config
-from ..defaults import CALIBRATED_MIN_DOCS, CAPTURE_TAG, CATEGORY_PRIORITY, FILE_ANCHOR_MAX, NEAREST_CANDIDATES, STANDOUT_PEERS
+from ..defaults import CALIBRATED_MIN_DOCS, CAPTURE_FOLDER, CAPTURE_TAG, CATEGORY_PRIORITY, FILE_ANCHOR_MAX
+from ..defaults import NEAREST_CANDIDATES, STANDOUT_PEERS
 from ..retrieval.hits import Hit
 from ..index import reads
 from ..index.reads import file_key
@@ -142,7 +143,14 @@ def _resume(
 ) -> list[Hit]:
     """Rule 3: the latest session summary on the prompt's topic (one of the closest word
     matches that covers the topic as a pick must), else the latest one; never the summary
-    capture keeps of this very session (`own`, its id)."""
+    capture keeps of this very session (`own`, its id). Where capture writes to sessions-local/
+    (git never brings a file there) the user's own captures come first: a repository's summary
+    cannot stand in for the user's last session (issue 36; a date past the clock is none)."""
+    local = CAPTURE_FOLDER if cfg["capture.enabled"] and cfg["capture.location"] == "local" else None
+
+    def mine(h: Hit) -> bool:  # captured on this machine
+        return local is not None and h.path.startswith(local + "/") and CAPTURE_TAG in h.tags
+
     text = enrich(without_intent(prompt, "resume"), turns, cfg)
     plan = plan_query(conn, text, params)
     filters = Filters.from_config(cfg, categories=("session_summary",))
@@ -154,8 +162,9 @@ def _resume(
         coverage(conn, plan, on_topic)
         covering = [h for h in on_topic if (h.coverage or 0.0) >= cfg["retrieval.min_coverage"]]
         if covering:
-            return [max(covering, key=lambda h: h.updated_at)]
-    return [h for h in latest(conn, "session_summary", 2) if h.id != own][:1]
+            return [max(covering, key=lambda h: (mine(h), h.updated_at))]
+    captured = [h for h in latest(conn, "session_summary", 3, captured_here=True) if mine(h)] if local else []
+    return [h for h in captured + latest(conn, "session_summary", 2) if h.id != own][:1]
 
 
 def _spelling(path: str) -> str:

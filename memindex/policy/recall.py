@@ -17,6 +17,8 @@ TYPE_CHECKING = False  # typing (and contextlib) cost `search` 2 ms to import; a
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..index.reader import Watch
+
 from ..config import Config
 from ..defaults import CAPTURE_TAG
 from ..retrieval.hits import Hit
@@ -43,16 +45,17 @@ def search_hits(
     allow_sync: bool = True,
     lexical: bool = False,
     progress: bool = False,
+    watch: Watch | None = None,
 ) -> list[Hit]:
     """Ranked memories for a query: BM25, fused with the dense ranking when
     `semantic.enabled` (and not `lexical`). `limit` defaults to retrieval.search_limit.
     Captured session summaries come after the memories someone wrote on purpose: they
     repeat the session's own prompts, so they match them best (the prompt hook leaves
-    them out altogether)."""
+    them out altogether). `watch`: a resident reader's own (`index.reader`)."""
     from ..retrieval.query import Filters, Params, search
     from ..index.reader import open_fresh_reader
 
-    conn = open_fresh_reader(root, cfg, allow_sync=allow_sync)
+    conn = open_fresh_reader(root, cfg, allow_sync=allow_sync, watch=watch)
     try:
         filters = Filters.from_config(cfg, categories=tuple(categories), tag=tag, include_inactive=include_inactive)
         limit = limit if limit is not None else cfg["retrieval.search_limit"]
@@ -119,12 +122,12 @@ def _fused(conn, root: str, cfg: Config, text: str, limit: int, params, filters)
     return fused_search(conn, text, dense, limit=limit, params=params, filters=filters)[0]
 
 
-def recent_sessions(root: str, cfg: Config, limit: int, allow_sync: bool = True) -> list[Hit]:
+def recent_sessions(root: str, cfg: Config, limit: int, allow_sync: bool = True, watch: Watch | None = None) -> list[Hit]:
     """The latest active session summaries, newest first (what SessionStart can inject)."""
     from ..retrieval.query import latest
     from ..index.reader import open_fresh_reader
 
-    conn = open_fresh_reader(root, cfg, allow_sync=allow_sync)
+    conn = open_fresh_reader(root, cfg, allow_sync=allow_sync, watch=watch)
     try:
         return latest(conn, "session_summary", limit)
     finally:
@@ -150,7 +153,9 @@ def read_memory(root: str, cfg: Config, path: str) -> dict[str, Any]:
     return {"path": display(root, rel), "sha256": sha256_hex(data), "memory": memory}
 
 
-def explain(root: str, cfg: Config, prompt: str, file: str | None = None, allow_sync: bool = True) -> dict[str, Any]:
+def explain(
+    root: str, cfg: Config, prompt: str, file: str | None = None, allow_sync: bool = True, watch: Watch | None = None
+) -> dict[str, Any]:
     """What the prompt hook would inject for `prompt` (or, with `file`, what the
     PreToolUse hook would add when the model opens it), and the rule that kept or dropped
     each memory considered: a JSON-ready dict."""
@@ -159,7 +164,7 @@ def explain(root: str, cfg: Config, prompt: str, file: str | None = None, allow_
     from .prompt import dense_text
     from ..index.reader import open_fresh_reader
 
-    conn = open_fresh_reader(root, cfg, allow_sync=allow_sync)
+    conn = open_fresh_reader(root, cfg, allow_sync=allow_sync, watch=watch)
     dense, semantic = None, "off (semantic.enabled is false)"
     if file is not None:
         semantic = "not used by the PreToolUse hook"

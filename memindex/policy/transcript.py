@@ -15,9 +15,10 @@ from ..lean import loads
 _MAX_WINDOW = 4 * 1024 * 1024
 
 
-def user_text(entry: object) -> str | None:
-    """The user's own words in a transcript entry, or None (not a prompt: tool results,
-    meta and sidechain entries, command wrappers, system reminders)."""
+def user_parts(entry: object) -> list[str] | None:
+    """The text blocks of a user entry that can hold a prompt, or None (not one: another
+    type, meta, sidechain and compaction entries; tool_result and image blocks are skipped).
+    What is in them is not sorted out here: see user_text, and capture.prompts."""
     if not isinstance(entry, dict) or entry.get("type") != "user":
         return None
     if entry.get("isMeta") or entry.get("isSidechain") or entry.get("isCompactSummary"):
@@ -27,18 +28,26 @@ def user_text(entry: object) -> str | None:
         return None
     content = message.get("content")
     if isinstance(content, str):
-        text = content
-    elif isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-                parts.append(block["text"])
-            elif isinstance(block, str):
-                parts.append(block)
-        text = "\n".join(parts)  # tool_result and image blocks are skipped
-    else:
+        return [content]
+    if not isinstance(content, list):
         return None
-    text = text.strip()
+    parts = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif isinstance(block, str):
+            parts.append(block)
+    return parts
+
+
+def user_text(entry: object) -> str | None:
+    """The user's own words in a transcript entry, or None (not a prompt: tool results,
+    meta and sidechain entries, command wrappers, system reminders). The prompt hook's
+    cheap reading; what capture keeps goes through capture.prompts.prompt_text."""
+    parts = user_parts(entry)
+    if parts is None:
+        return None
+    text = "\n".join(parts).strip()
     # Slash-command wrappers and local command output are not the user's words.
     if not text or text.startswith(("<command-", "<local-command", "<system-reminder", "Caveat:")):
         return None

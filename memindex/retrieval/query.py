@@ -393,6 +393,8 @@ def term_weights(plan: QueryPlan, absent: float | None, top_terms: int | None) -
     return weights, sum(ranked[:top_terms] if top_terms is not None else ranked)
 
 
-def latest(conn: sqlite3.Connection, category: str, limit: int) -> list[Hit]:
-    """The most recently updated active memories of a category ("where did we leave off")."""
-    return [Hit.from_row(row, 0.0) for row in reads.latest(conn, category, limit)]
+def latest(conn: sqlite3.Connection, category: str, limit: int, captured_here: bool = False) -> list[Hit]:
+    """The most recently updated active memories of a category ("where did we leave off"):
+    `captured_here`, the session summaries captured on this machine only."""
+    rows = reads.latest_captured(conn, limit) if captured_here else reads.latest(conn, category, limit)
+    return [Hit.from_row(row, 0.0) for row in rows]

@@ -9,6 +9,8 @@ import errno
 import os
 import stat as stat_mod
 
+from ..defaults import FILE_MODE
+
 
 def fsync_dir(directory: str) -> None:
     try:
@@ -24,9 +26,11 @@ def fsync_dir(directory: str) -> None:
 
 
 def write_temp(directory: str, name: str, data: bytes, mode: int | None = None) -> str:
-    """A fully written, fsynced hidden temp file next to the final path."""
+    """A fully written, fsynced hidden temp file next to the final path: `mode` exactly
+    when given, else FILE_MODE less what the umask takes away (never more, whatever the
+    umask: 0666 under `umask 000` made a memory every user's to rewrite, and sync refuses it)."""
     tmp = os.path.join(directory, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), FILE_MODE)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -75,12 +79,14 @@ def create_exclusive(path: str, data: bytes) -> None:
 
 def replace_atomic(path: str, data: bytes, new_mode: int | None = None) -> None:
     """Replace a file atomically, keeping its permission bits (a regular file's own: never
-    those of what a link points to, such as /dev/zero's 0666); a new file gets `new_mode`.
-    Readers see the old file or the new one, never an empty one."""
+    those of what a link points to, such as /dev/zero's 0666) less write access for other
+    users (another group's, every user's: sync refuses such a file); a new file gets
+    `new_mode` (None: as `write_temp`). Readers see the old file or the new one, never an
+    empty one."""
     directory, name = os.path.split(path)
     try:
         st = os.lstat(path)
-        mode = stat_mod.S_IMODE(st.st_mode) if stat_mod.S_ISREG(st.st_mode) else new_mode
+        mode = _own_write_only(st) if stat_mod.S_ISREG(st.st_mode) else new_mode
     except OSError:
         mode = new_mode
     tmp = write_temp(directory, name, data, mode)
@@ -90,3 +96,11 @@ def replace_atomic(path: str, data: bytes, new_mode: int | None = None) -> None:
         unlink_quietly(tmp)
         raise
     fsync_dir(directory)
+
+
+def _own_write_only(st: os.stat_result) -> int:
+    """A file's mode without write access for every user, nor for a group not the user's own."""
+    mode = stat_mod.S_IMODE(st.st_mode) & ~stat_mod.S_IWOTH
+    if hasattr(os, "getegid") and st.st_gid != os.getegid():
+        mode &= ~stat_mod.S_IWGRP
+    return mode

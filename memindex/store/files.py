@@ -18,12 +18,12 @@ from ..defaults import QUESTION_MAX_CHARS, QUESTIONS_MAX, RECORD_STATUSES, TAG_M
 from ..errors import MemindexError, MemoryFileError, short
 from ..text.render import safe_relpath
 from .paths import FileStat, inside, why_foreign
+from .stamps import indexed_stamp
 
 
 # How a refusal under the root's owner and mode rule starts (a folder in `walk`'s problems,
 # a file in the index's invalid table): another user could make such memories say anything.
 REFUSED = "refused: "
-
 
 _HARMLESS_SUFFIXES = ("~", ".tmp", ".swp", ".bak", ".orig")  # editors' and tools' leftovers
 
@@ -382,8 +382,8 @@ def to_memory(rel: str, data: Any) -> Memory:
         tags=tags,
         body=body,
         record_status=status,
-        created_at=data.get("created_at") if isinstance(data.get("created_at"), str) else "",
-        updated_at=data.get("updated_at") if isinstance(data.get("updated_at"), str) else "",
+        created_at=indexed_stamp(data, "created_at", problems),
+        updated_at=indexed_stamp(data, "updated_at", problems),
         related_files=_str_list(data.get("related_files")),
         confidence=float(confidence) if confidence is not None else None,
         problems=problems,

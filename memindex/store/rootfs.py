@@ -14,7 +14,7 @@ import os
 import stat as stat_mod
 import time
 
-from ..defaults import FUTURE_SLACK_S
+from ..defaults import FOLDER_MODE, FUTURE_SLACK_S
 from ..errors import UnsafeFile
 
 # Windows has neither O_NOFOLLOW nor O_NONBLOCK (nor FIFOs); a link is still refused by lstat.
@@ -125,6 +125,22 @@ def write(path: str, data: bytes, append: bool = False) -> None:
     fd = open_fd(path, flags, 0o644)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
+
+
+def make_folders(path: str, mode: int = FOLDER_MODE) -> None:
+    """`os.makedirs(path, exist_ok=True)`, each folder it creates (parents too) at `mode`
+    whatever the umask: `os.makedirs` gives the parents 0777 minus the umask, every user's
+    to write under `umask 000`."""
+    head, tail = os.path.split(path)
+    if not tail:
+        head, tail = os.path.split(head)
+    if head and tail and not os.path.lexists(head):
+        make_folders(head, mode)
+    try:
+        os.mkdir(path, mode)  # the umask may only take bits away from `mode`
+    except FileExistsError:
+        if not os.path.isdir(path):
+            raise
 
 
 def derived_mode(root: str, files_mode: int) -> int:

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..defaults import DATA_DIR, CAPTURE_FOLDER, CONFIG_FILE, DERIVED_FILES, FOLDERS, GITIGNORE, MEMORY_DIR
+from ..defaults import DATA_DIR, CAPTURE_FOLDER, CONFIG_FILE, DERIVED_FILES, FOLDER_MODE, FOLDERS, GITIGNORE, MEMORY_DIR
 from ..errors import MemindexError
+from . import rootfs
 from .atomic import create_exclusive, replace_atomic
 
 DATA = Path(DATA_DIR)
@@ -48,7 +49,7 @@ def init_project(project: Path) -> InitResult:
         if path.is_dir():
             result.kept.append(f"{rel}/")
         else:
-            path.mkdir(mode=0o755)
+            path.mkdir(mode=FOLDER_MODE)  # the umask may only take bits away
             result.created.append(f"{rel}/")
     config = root / CONFIG_FILE
     rel = str(Path(*MEMORY_DIR, CONFIG_FILE))
@@ -68,7 +69,6 @@ GITIGNORE_HEAD = "# Derived by memindex from the memory files: never committed (
 def ignore_derived(root: Path) -> str:
     """List every derived file (defaults.DERIVED_FILES) in the root's .gitignore: creates it,
     or appends the patterns it lacks (the rest of the file is kept). Returns what it did."""
-    from . import rootfs
     from ..errors import UnsafeFile
 
     path = str(root / GITIGNORE)
@@ -128,7 +128,7 @@ def add_permissions(project: Path, result: InitResult | None = None) -> list[str
     added = [rule for rule in permission_rules() if rule not in allow]
     if added:
         allow.extend(added)
-        os.makedirs(path.parent, exist_ok=True)
+        rootfs.make_folders(str(path.parent))
         replace_atomic(str(path), (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     if result is not None:
         result.rules_added = added

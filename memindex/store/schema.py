@@ -15,10 +15,12 @@ from ..defaults import (
     RECORD_STATUSES,
     SCHEMA_VERSION,
     SOURCE_KINDS,
+    STAMP_FUTURE_SLACK_S,
     TAGS_MAX,
     TITLE_MAX,
 )
 from ..errors import short
+from .stamps import is_future, latest_credible
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 ISO_UTC_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|\+00:00)$"
@@ -252,6 +254,11 @@ def validate_memory(data: Any, rel: str) -> list[str]:
     if isinstance(created, str) and isinstance(updated, str) and _utc(updated) and _utc(created):
         if _utc(updated) < _utc(created):
             problems.append(f"'updated_at' ({updated}) is earlier than 'created_at' ({created})")
+    cutoff = latest_credible()
+    for key, value in (("created_at", created), ("updated_at", updated)):
+        if isinstance(value, str) and _utc(value) and is_future(value, cutoff):
+            problems.append(f"'{key}' is in the future ({value}): more than {STAMP_FUTURE_SLACK_S / 60:g} minutes "
+                            "ahead of this machine's clock")
     status = data.get("record_status")
     if status == "retired" and not data.get("retired_at"):
         problems.append("record_status is 'retired' but 'retired_at' is not set")

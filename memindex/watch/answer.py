@@ -64,7 +64,8 @@ class Answerer:
 
     def __init__(self, watcher: Any) -> None:
         self.watcher = watcher
-        self.prefix = os.path.join(watcher._root_s, f".watch.{os.getpid()}.")
+        self.sentinels = Sentinels(watcher._root_s, os.getpid())
+        self.prefix = self.sentinels.prefix
         self.path: str | None = None
         self.sock: socket.socket | None = None
         self.ident: tuple[int, int] | None = None
@@ -78,9 +79,6 @@ class Answerer:
         self.adoptions = 0  # checks of an index another process wrote (a stat pass each, here)
         self._next_adopt = 0.0
         self._synced = threading.Condition()
-        self._count = itertools.count(1)
-        self._arrived: dict[str, threading.Event] = {}
-        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -233,51 +231,24 @@ class Answerer:
         self._ours = [gen, *self._ours[:7]]
 
     def _look_for_links(self, full: bool, paths: list[str]) -> None:
-        """Memory files and category folders whose changes may raise no event in the
-        watched folders: symbolic links and files with other hard links (a change made
-        through another name), and anything on another file system than the root (a
-        mount whose changes may come from elsewhere). While any is there, readers make
-        their own stat pass. A full sync lists the folders (one lstat per memory file,
-        here, not in readers); a targeted one looks at its own files."""
-        from ..defaults import FOLDERS
-        from .events import is_memory_name
-
+        """Memory files and category folders whose changes may raise no event here
+        (`linked`): a full sync looks at them all (one lstat per memory file, here, not in
+        readers); a targeted one at its own files."""
         root = self.watcher._root_s
+        if full:
+            self.linked = linked(root)  # (built apart, then swapped in: an answer meanwhile sees the old set whole)
+            return
         try:
             dev = os.lstat(root).st_dev
         except OSError:
             return
-        if not full:
-            for rel in paths:
-                try:
-                    st = os.lstat(os.path.join(root, rel))
-                except OSError:
-                    self.linked.discard(rel)
-                    continue
-                (self.linked.add if _linked(st, dev) else self.linked.discard)(rel)
-            return
-        linked = set()  # (built apart, then swapped in: an answer meanwhile sees the old set whole)
-        for folder in FOLDERS:
-            path = os.path.join(root, folder)
+        for rel in paths:
             try:
-                st = os.lstat(path)
+                st = os.lstat(os.path.join(root, rel))
             except OSError:
+                self.linked.discard(rel)
                 continue
-            if stat_mod.S_ISLNK(st.st_mode) or st.st_dev != dev:
-                linked.add(folder)
-                continue
-            try:
-                with os.scandir(path) as entries:
-                    for e in entries:
-                        if is_memory_name(e.name):
-                            try:
-                                if _linked(e.stat(follow_symlinks=False), dev):
-                                    linked.add(f"{folder}/{e.name}")
-                            except OSError:
-                                pass
-            except OSError:
-                pass
-        self.linked = linked
+            (self.linked.add if _linked(st, dev) else self.linked.discard)(rel)
 
     def why_not(self) -> str | None:
         """Why the watcher cannot vouch for the index now (None: it can, once drained)."""
@@ -331,7 +302,28 @@ class Answerer:
         return {"fresh": True, "gen": mine}
 
     def _drain(self, timeout: float) -> bool:
-        """Create and remove a sentinel in the root; True once its event came through."""
+        return self.sentinels.drain(timeout)
+
+    def is_sentinel(self, path: str) -> bool:
+        """Is this event's path one of our sentinels? (Called on the observer's thread:
+        marks it arrived.)"""
+        return self.sentinels.arrived(path)
+
+
+class Sentinels:
+    """Files created and removed in the root (`.watch.<tag>.<n>.tmp`: a derived file's
+    pattern, so git ignores it; sync never reads the root's own files) to learn that an
+    observer has handed over every event queued before: inotify keeps one queue per
+    instance, in order."""
+
+    def __init__(self, root: str, tag: object) -> None:
+        self.prefix = os.path.join(root, f".watch.{tag}.")
+        self._count = itertools.count(1)
+        self._arrived: dict[str, threading.Event] = {}
+        self._lock = threading.Lock()
+
+    def drain(self, timeout: float) -> bool:
+        """Create and remove a sentinel; True once its event came through."""
         path = f"{self.prefix}{next(self._count)}.tmp"
         arrived = threading.Event()
         with self._lock:
@@ -346,9 +338,8 @@ class Answerer:
             with self._lock:
                 self._arrived.pop(path, None)
 
-    def is_sentinel(self, path: str) -> bool:
-        """Is this event's path one of our sentinels? (Called on the observer's thread:
-        marks it arrived.)"""
+    def arrived(self, path: str) -> bool:
+        """Is this event's path one of these sentinels? (The observer's thread: marks it arrived.)"""
         if not path.startswith(self.prefix):
             return False
         with self._lock:
@@ -356,6 +347,42 @@ class Answerer:
         if arrived is not None:
             arrived.set()
         return True
+
+
+def linked(root: str) -> set[str]:
+    """Memory files and category folders under `root` whose changes may raise no event in
+    the watched folders: symbolic links and files with other hard links (a change made
+    through another name), and anything on another file system than the root (a mount
+    whose changes may come from elsewhere). One lstat per memory file."""
+    from ..defaults import FOLDERS
+    from .events import is_memory_name
+
+    try:
+        dev = os.lstat(root).st_dev
+    except OSError:
+        return {"."}
+    found = set()
+    for folder in FOLDERS:
+        path = os.path.join(root, folder)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat_mod.S_ISLNK(st.st_mode) or st.st_dev != dev:
+            found.add(folder)
+            continue
+        try:
+            with os.scandir(path) as entries:
+                for e in entries:
+                    if is_memory_name(e.name):
+                        try:
+                            if _linked(e.stat(follow_symlinks=False), dev):
+                                found.add(f"{folder}/{e.name}")
+                        except OSError:
+                            pass
+        except OSError:
+            pass
+    return found
 
 
 def _on_inotify(watcher: Any) -> bool:

@@ -68,6 +68,16 @@ def event_filter() -> list[type]:
     return [getattr(ev, n) for n in names if hasattr(ev, n)]
 
 
+def schedule(observer: Any, intake: "EventIntake", root: str) -> None:
+    """Have `observer` hand `intake` the events under `root`, recursively (only the
+    `event_filter` classes where watchdog takes a filter: 4 and later)."""
+    handler = Handler(intake)
+    try:
+        observer.schedule(handler, root, recursive=True, event_filter=event_filter())
+    except TypeError:  # watchdog < 4
+        observer.schedule(handler, root, recursive=True)
+
+
 class EventIntake:
     """The observer-thread side of the watcher: classify events, queue them in the pending
     `Batch` and wake the main loop. The main loop takes the batch (`_pending`, under

@@ -45,7 +45,7 @@ from ..defaults import (
 )
 from ..errors import WatcherRunning
 from .answer import listen
-from .events import Batch, EventIntake, Handler, event_filter
+from .events import Batch, EventIntake, schedule
 from ..store.marker import Marker, pid_alive
 from .mounts import needs_polling
 from .poll import describe_cost, polling_observer, run_cost
@@ -248,11 +248,7 @@ class Watcher(EventIntake):
         return observer
 
     def _schedule(self, observer: Any) -> None:
-        handler = Handler(self)
-        try:
-            observer.schedule(handler, self._root_s, recursive=True, event_filter=event_filter())
-        except TypeError:  # watchdog < 4
-            observer.schedule(handler, self._root_s, recursive=True)
+        schedule(observer, self, self._root_s)
 
     def _stop_observer(self) -> None:
         observer, self.observer = self.observer, None

@@ -33,6 +33,7 @@ from ..errors import (
     UsageError,
     WriteError,
 )
+from ..store import rootfs
 from ..store.atomic import create_exclusive, fsync_dir, replace_atomic, unlink_quietly
 from ..store.paths import display_prefix, inside
 from ..store.schema import validate_memory
@@ -112,7 +113,7 @@ class WriteTransaction:
         directory = os.path.join(self.root, folder)
         if os.path.lexists(directory) and not os.path.isdir(directory):
             raise WriteError(f"{display(self.root, folder)} is not a folder")
-        os.makedirs(directory, exist_ok=True)
+        rootfs.make_folders(directory)  # 0755 whatever the umask: sync refuses a folder every user may write in
         root_real = os.path.realpath(self.root)
         if not inside(os.path.realpath(directory), root_real) or os.path.realpath(directory) == root_real:
             raise WriteError(f"the {folder}/ folder is a link that leaves the memory root; not writing there")

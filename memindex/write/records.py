@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import copy
 import os
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from ..defaults import IMMUTABLE, LIFECYCLE_FIELDS, MANAGED, MAX_CHANGES, SCHEMA_VERSION
+from ..defaults import IMMUTABLE, LIFECYCLE_FIELDS, MANAGED, MAX_CHANGES, SCHEMA_VERSION, STAMP_FUTURE_SLACK_S
 from ..errors import InvalidMemory, MemoryFileError, WriteError
 from ..store.files import parse_json, read_bytes
 from .locate import display
@@ -136,6 +136,9 @@ def merge_update(
 
     stamp = now
     created = parse_utc(mem.get("created_at"))
+    if created is not None and created > now + timedelta(seconds=STAMP_FUTURE_SLACK_S):
+        fixes.append(f"created_at: {mem.get('created_at')!r} is in the future -> now")
+        mem["created_at"], created = iso(now), now
     if created is not None and created > stamp:
         stamp = created
     mem["updated_at"] = iso(stamp)
@@ -168,7 +171,9 @@ def transition(
         mem.update(archived_at=stamp, archived_reason=reason)
     else:
         mem.update(retired_at=None, retired_reason=None, archived_at=None, archived_reason=None)
-    created = parse_utc(mem.get("created_at"))
+    created, now = parse_utc(mem.get("created_at")), parse_utc(stamp)
+    if created is not None and now is not None and created > now + timedelta(seconds=STAMP_FUTURE_SLACK_S):
+        mem["created_at"], created = stamp, None  # dated in the future (a hand-written file): now
     mem["updated_at"] = max(stamp, iso(created)) if created else stamp
     label = {"retire": "Retired", "archive": "Archived", "unarchive": "Unarchived", "restore": "Restored"}[action]
     append_change(mem, stamp, f"{label}: {reason}" if reason else label)

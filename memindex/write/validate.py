@@ -29,6 +29,7 @@ from ..defaults import (
     QUESTION_MAX_CHARS,
     QUESTIONS_MAX,
     SCHEMA_VERSION,
+    STAMP_FUTURE_SLACK_S,
     TAGS_MAX,
     TITLE_MAX,
 )
@@ -320,7 +321,7 @@ def prepare_new(
         created_dt = parse_utc(created)
         if created_dt is None:
             problems.append(f"'created_at' is not an ISO 8601 timestamp with a timezone: {created!r}")
-        elif created_dt > now + timedelta(minutes=5):
+        elif created_dt > now + timedelta(seconds=STAMP_FUTURE_SLACK_S):
             problems.append(f"'created_at' is in the future: {created!r}")
             created_dt = None
     if created_dt is not None:
@@ -330,7 +331,7 @@ def prepare_new(
     if updated is not None and updated_dt is None:
         problems.append(f"'updated_at' is not an ISO 8601 timestamp with a timezone: {updated!r}")
     elif created_dt is not None:
-        if updated_dt is None or updated_dt < created_dt or updated_dt > now + timedelta(minutes=5):
+        if updated_dt is None or updated_dt < created_dt or updated_dt > now + timedelta(seconds=STAMP_FUTURE_SLACK_S):
             if updated is not None:
                 fixes.append(f"updated_at: {updated!r} -> now")
             updated_dt = max(now, created_dt)

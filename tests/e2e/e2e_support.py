@@ -129,6 +129,44 @@ def search_paths(project: Path, query: str, *args: str) -> list[str]:
     return [hit["path"] for hit in json.loads(out or "[]")]
 
 
+def found_within(project: Path, query: str, path: str, seconds: float) -> float | None:
+    """How long after now `search --no-sync` first finds `path` for `query`, or None if it
+    does not within `seconds`."""
+    started = time.monotonic()
+    while True:
+        if path in search_paths(project, query):
+            return time.monotonic() - started
+        if time.monotonic() - started > seconds:
+            return None
+        time.sleep(0.05)
+
+
+def quiet_since(root: Path, since_ns: int) -> bool:
+    """Has a full sync finished after `since_ns` (the index's `last_sync_ns`), with no
+    `memindex ... sync` of this root running now? (Linux: /proc.)"""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"file:{root / '.index.db'}?mode=ro", uri=True)
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'last_sync_ns'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+    if row is None or int(json.loads(row[0]) if isinstance(row[0], str) else row[0]) <= since_ns:
+        return False
+    needle = str(root).encode()
+    for proc in Path("/proc").iterdir():
+        try:
+            args = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"sync" in args and any(a.startswith(needle) for a in args):
+            return False
+    return True
+
+
 def copy_demo(source: Path, dest: Path) -> Path:
     """A fresh copy of examples/demo-project, without any index."""
     shutil.copytree(source / "examples" / "demo-project", dest, ignore=COPY_IGNORE)

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 
-from e2e_support import copy_demo, memindex, memory_contexts, message_texts, search_paths, wait_for
+from e2e_support import (
+    copy_demo, found_within, memindex, memory_contexts, message_texts, quiet_since, search_paths, wait_for,
+)
 from fake_api import text, tool_use
 
 RUNBOOK = ".claude/memory/runbooks/flaky-ci-integration-tests-postgres.json"
@@ -392,32 +395,63 @@ def test_write_under_claude_memory_is_refused_in_print_mode(claude, demo_project
 
 
 def test_post_tool_use_reindexes_memory_files_written_by_the_model(claude, demo_project, tools):
+    """The model writes a new memory (Write) and edits one in place (Read, Edit): each is
+    found by `search --no-sync` within 2 s of its tool result, while a memory written at the
+    same time outside Claude Code (a plain file write, no tool, so no hook) is not: the
+    PostToolUse hook's sync indexed the model's files, not some other sync (issue 36, 8:
+    this test once passed because SessionStart's full sync, racing the scripted model's
+    first Write, or the Edit's full sync indexed the new file; the hook's own sync was a
+    full walk too, and indexed the control file)."""
     root = demo_project / ".claude" / "memory"
     edited = demo_project / RUNBOOK
     old_title = json.loads(edited.read_text())["title"]
-    new_path = root / "runbooks" / "quokka-cache-warmup.json"
+    new_rel = ".claude/memory/runbooks/quokka-cache-warmup.json"
     new_doc = json.loads(edited.read_text()) | {"id": "quokka-cache-warmup", "title": "Quokka cache warmup after restart",
                                                 "tags": ["cache", "quokka"]}
-    script = [
-        [tool_use("Read", {"file_path": str(edited)})],
-        [tool_use("Edit", {"file_path": str(edited), "old_string": old_title, "new_string": old_title + " (wombat)"})],
-        [tool_use("Write", {"file_path": str(new_path), "content": json.dumps(new_doc, indent=2)})],
-        say("Updated."),
-    ]
+    control = root / "constraints" / "numbat-quota.json"
+    control_doc = json.loads((root / "constraints" / "cloud-sql-connection-limit.json").read_text()) | {
+        "id": "numbat-quota", "title": "Numbat API quota is 40 calls a minute", "tags": ["numbat"]}
+    seen: dict[str, object] = {}
+    started_ns = time.time_ns()
+
+    def write_new(body):
+        # SessionStart's background full sync is done (else it could take the control file)
+        seen["quiet"] = wait_for(lambda: quiet_since(root, started_ns), timeout=20)
+        control.write_text(json.dumps(control_doc, indent=2))  # outside Claude Code: no tool, no hook
+        return [tool_use("Write", {"file_path": str(demo_project / new_rel), "content": json.dumps(new_doc, indent=2)})]
+
+    def after_write(body):  # the request that brings the Write's result
+        started = time.monotonic()
+        seen["write"] = found_within(demo_project, "quokka", new_rel, 2.0)
+        time.sleep(max(0.0, 2.0 - (time.monotonic() - started)))
+        seen["control"] = search_paths(demo_project, "numbat")  # 2 s after the Write's result
+        return [tool_use("Read", {"file_path": str(edited)})]
+
+    def edit(body):
+        return [tool_use("Edit", {"file_path": str(edited), "old_string": old_title, "new_string": old_title + " (wombat)"})]
+
+    def after_edit(body):
+        seen["edit"] = found_within(demo_project, "wombat", RUNBOOK, 2.0)
+        seen["control_later"] = search_paths(demo_project, "numbat")
+        return say("Updated.")
+
     # Only bypassPermissions lets Write/Edit touch .claude/ in -p mode (see the test above);
     # as root the CLI accepts it only with IS_SANDBOX=1.
     env = {"IS_SANDBOX": "1"} if tools.root_user else {}
-    run = claude(demo_project, "retitle the flaky CI runbook and add a quokka runbook",
-                 "--permission-mode", "bypassPermissions", script=script, env=env)
+    run = claude(demo_project, "add a quokka runbook and retitle the flaky CI runbook",
+                 "--permission-mode", "bypassPermissions", script=[write_new, after_write, edit, after_edit], env=env)
     assert not any(r.get("is_error") for r in run.tool_results()), run.tool_results()
     post = run.hook("PostToolUse")
     assert sorted(h["hook_name"] for h in post) == ["PostToolUse:Edit", "PostToolUse:Write"], post
-    assert all(h["exit_code"] == 0 and h["stdout"] == "" for h in post)
-
-    # the background sync the hook started indexes both files (no sync by the search itself)
-    assert wait_for(lambda: RUNBOOK in search_paths(demo_project, "wombat")), "edited memory not re-indexed"
-    assert wait_for(lambda: ".claude/memory/runbooks/quokka-cache-warmup.json" in search_paths(demo_project, "quokka")), \
-        "new memory not indexed"
+    assert all(h["exit_code"] == 0 and h["stdout"] == "" and h["stderr"] == "" for h in post), post
+    assert seen["quiet"], "SessionStart's background sync did not finish"
+    assert seen["write"] is not None, f"the memory the model wrote was not searchable within 2 s of the Write's result: {seen}"
+    assert seen["edit"] is not None, f"the memory the model edited was not re-indexed within 2 s of the Edit's result: {seen}"
+    # the control file, written just before the Write, is not indexed 2 s after the Write's result, nor later
+    assert seen["control"] == [] and seen["control_later"] == [], seen
+    assert search_paths(demo_project, "numbat") == []
+    memindex(demo_project, "sync", "--quiet")
+    assert search_paths(demo_project, "numbat") == [".claude/memory/constraints/numbat-quota.json"]  # a valid memory
 
 
 # --- SessionStart, hook exits, cold start --------------------------------------------------------

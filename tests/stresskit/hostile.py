@@ -43,6 +43,7 @@ from memindex.defaults import (
     INDEX_MD,
     LOCK_FILE,
     LOG_FILE,
+    QUEUE_FILE,
     SPAWN_MARKER,
     WAIT_FILE,
     WATCH_MARKER,
@@ -55,7 +56,7 @@ from .memories import NonceWords, Target, dump, new_target
 from .procs import HANG_S, NOBODY, PY, Result, preexec, run, signal_all
 
 SPECIAL_FILES = (
-    INDEX_FILE, INDEX_FILE + "-wal", INDEX_FILE + "-shm", LOCK_FILE, WATCH_MARKER, SPAWN_MARKER, WAIT_FILE, LOG_FILE,
+    INDEX_FILE, INDEX_FILE + "-wal", INDEX_FILE + "-shm", LOCK_FILE, WATCH_MARKER, SPAWN_MARKER, WAIT_FILE, QUEUE_FILE, LOG_FILE,
     INDEX_MD, CONFIG_FILE,
 )
 KINDS = ("link", "dangling", "fifo", "dir", "devzero", "foreign")
@@ -75,6 +76,7 @@ USERS: dict[str, tuple[str, ...]] = {
     WATCH_MARKER: (*_HOOKS, "status", "watch"),
     SPAWN_MARKER: ("hook prompt", "hook session-start"),
     WAIT_FILE: ("hook post-tool-use",),
+    QUEUE_FILE: ("hook post-tool-use",),
     LOG_FILE: _HOOKS,
     INDEX_MD: ("hook post-tool-use", "sync"),
     CONFIG_FILE: COMMANDS,
@@ -467,7 +469,9 @@ def special_files(ctx: Context) -> None:
 
 def scenario_hostile(ctx: Context) -> None:
     from .cloned import cloned_repository
+    from .hostile_capture import capture_attacks
     from .hostile_inputs import bounded_parsing, damaged_and_streams, tag_bombs, untrusted_roots
+    from .hostile_store import clients_dates_umask
     from .hostile_trust import trust_config_secrets_lookalikes
 
     special_files(ctx)
@@ -477,3 +481,5 @@ def scenario_hostile(ctx: Context) -> None:
     tag_bombs(ctx)
     damaged_and_streams(ctx)
     trust_config_secrets_lookalikes(ctx)
+    capture_attacks(ctx)
+    clients_dates_umask(ctx)
