@@ -313,3 +313,5 @@ DOC_FETCH_FACTOR = 4  # a search over documents ranks this many times the rows (
 DOC_SUFFIXES = (".md", ".markdown", ".mdx")  # the files a registered folder contributes
 SECTION_DECAY = 0.5  # a document's n-th best matching section adds this power n of its score (retrieval.hits.collapse)
 FORMS_WEIGHT = 1.0  # the `forms` column (identifiers in their other spelling) weighs as the body does
+DOC_POOL_MIN = 100  # documents to read from which sync parses them in a pool of processes
+DOC_POOL_MAX = 4  # ... of at most this many

@@ -24,7 +24,7 @@ HOOK_ALLOWED = {
     "memindex.text.identifiers",  # through index.rows, the writer side the index package loads only for writers
     "memindex.store", "memindex.store.paths", "memindex.store.rootfs", "memindex.store.marker", "memindex.store.ids",
     "memindex.store.stamps",
-    "memindex.index", "memindex.index.db", "memindex.index.rows", "memindex.index.reads", "memindex.index.vectors",
+    "memindex.index", "memindex.index.db", "memindex.index.schema", "memindex.index.rows", "memindex.index.reads", "memindex.index.vectors",
     "memindex.index.fresh", "memindex.index.freshen", "memindex.index.health", "memindex.index.provenance",
     "memindex.retrieval", "memindex.retrieval.query", "memindex.retrieval.legacy", "memindex.retrieval.hits",
     "memindex.retrieval.cjk_search", "memindex.retrieval.related", "memindex.semantic", "memindex.semantic.client",

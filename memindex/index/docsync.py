@@ -11,7 +11,9 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, field
 
-from ..defaults import DOC_MAX_BYTES
+import os
+
+from ..defaults import DOC_MAX_BYTES, DOC_POOL_MAX, DOC_POOL_MIN
 from ..store import documents as docs
 from ..store.interpret import load as load_document
 from ..store.files import Memory
@@ -99,6 +101,31 @@ def _words(text: str) -> set[str]:
     return {w for w in out if not w.isdigit()}
 
 
+def apply(conn: sqlite3.Connection, root: str, cfg: Config, meta_before: dict, racy,  # type: ignore[no-untyped-def]
+          rebuild: bool = False, only: list[str] | None = None) -> dict[str, object] | None:
+    """Sync's documents part, inside its transaction: the rows of what changed, and (a full
+    sync) the folders, files and stats the hooks' and search's freshness checks compare
+    with. None when no document is registered nor was. `only`: just these project paths."""
+    from . import fresh
+
+    registered_now = registered(cfg)
+    if not (registered_now or meta_before.get("doc_dirs") or rows.has_sources(conn)) or only == []:
+        return None
+    report = sync_documents(conn, root, cfg, racy, rebuild=rebuild, only=only)
+    if only is None:
+        # the stats as the walk left them; a file changed within the racy window (read or
+        # not) leaves none, so the next check syncs again
+        singles = sorted(p for p in registered_now if p not in report.dirs and p != AUTO_MEMORY)
+        newest = [0]
+        printed: list[int] | None = fresh.doc_fingerprint(root, report.dirs, singles, newest)
+        if report.racy or racy(FileStat(newest[0], 0, newest[0])).size == -1:  # (sync's racy rule)
+            printed = None
+        from .db import set_meta
+
+        set_meta(conn, doc_dirs=report.dirs, doc_singles=singles, doc_paths=registered_now, doc_fingerprint=printed)
+    return report.summary(rows.count_not_indexed(conn))
+
+
 def sync_documents(conn: sqlite3.Connection, root: str, cfg: Config, racy, rebuild: bool = False,  # type: ignore[no-untyped-def]
                    only: list[str] | None = None) -> DocReport:
     """Bring the documents' rows in step with the registered files (`only`: just these
@@ -114,8 +141,6 @@ def sync_documents(conn: sqlite3.Connection, root: str, cfg: Config, racy, rebui
     walked: list[str] = []
     current = docs.walk(project, paths, report.problems, walked, auto_memory=auto)
     report.files = len(current)
-    import os
-
     for folder in walked:
         try:
             report.dirs[folder] = os.stat(os.path.join(project, folder)).st_mtime_ns
@@ -135,12 +160,11 @@ def sync_documents(conn: sqlite3.Connection, root: str, cfg: Config, racy, rebui
         report.removed += remove_file(conn, path) > 0
         conn.execute("DELETE FROM sources WHERE path = ?", (path,))
     changed: set[str] = set()
-    for path, (st, kind) in sorted(current.items()):
+    to_read = [(path, kind, st) for path, (st, kind) in sorted(current.items()) if before.get(path) != (st, kind)]
+    for (path, kind, st), loaded in zip(to_read, _loaded(project, to_read)):
         old = before.get(path)
-        if old == (st, kind):
-            continue
         changed.add(path)
-        _index_file(conn, project, path, kind, st, racy, report)
+        _index_file(conn, path, kind, st, loaded, racy, report)
         if old is None:
             report.added += 1
         elif not (old[0].size == -1 and (old[0].mtime_ns, old[0].ctime_ns) == (st.mtime_ns, st.ctime_ns)):
@@ -150,16 +174,49 @@ def sync_documents(conn: sqlite3.Connection, root: str, cfg: Config, racy, rebui
     return report
 
 
-def _index_file(conn: sqlite3.Connection, project: str, path: str, kind: str, st: FileStat, racy,  # type: ignore[no-untyped-def]
-                report: DocReport) -> None:
-    """Read one registered file into its rows (or its reason into `sources`)."""
+def _load(project: str, path: str, kind: str) -> tuple[docs.Document, FileStat] | str:
+    """One registered file read and interpreted, or why not (a value: it crosses processes)."""
     try:
-        doc, st = load_document(project, path, kind, DOC_MAX_BYTES)
+        return load_document(project, path, kind, DOC_MAX_BYTES)
     except docs.NotIndexed as exc:
+        return exc.reason
+
+
+def _load_many(project: str, chunk: list[tuple[str, str]]) -> list[tuple[docs.Document, FileStat] | str]:
+    return [_load(project, path, kind) for path, kind in chunk]
+
+
+def _loaded(project: str, to_read: list[tuple[str, str, FileStat]]) -> list[tuple[docs.Document, FileStat] | str]:
+    """What `_load` makes of each file, in order: in this process for a few files; in a pool
+    of processes, one per core, for a cold build or a large change (parsing Markdown is most
+    of a document's cost, and a sync holds no other work meanwhile). The pool's workers are
+    started fresh ("spawn": nothing of this process, its open index included, is shared)."""
+    cores = min(os.cpu_count() or 1, DOC_POOL_MAX)
+    if len(to_read) >= DOC_POOL_MIN and cores >= 2:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        jobs = [(path, kind) for path, kind, _ in to_read]
+        size = max(8, len(jobs) // (cores * 4))
+        chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
+        try:
+            with ProcessPoolExecutor(cores, mp_context=multiprocessing.get_context("spawn")) as pool:
+                return [r for part in pool.map(_load_many, [project] * len(chunks), chunks) for r in part]
+        except (OSError, RuntimeError, BrokenProcessPool):  # no processes here (a sandbox, a limit)
+            pass
+    return [_load(project, path, kind) for path, kind, _ in to_read]
+
+
+def _index_file(conn: sqlite3.Connection, path: str, kind: str, st: FileStat,  # type: ignore[no-untyped-def]
+                loaded: tuple[docs.Document, FileStat] | str, racy, report: DocReport) -> None:
+    """One registered file's rows (or its reason into `sources`)."""
+    if isinstance(loaded, str):
         remove_file(conn, path)
-        report.skipped[path] = exc.reason
-        _record(conn, path, kind, racy(st), None, exc.reason)
+        report.skipped[path] = loaded
+        _record(conn, path, kind, racy(st), None, loaded)
         return
+    doc, st = loaded
     remove_file(conn, path)
     st = racy(st)
     report.racy += st.size == -1

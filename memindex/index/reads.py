@@ -11,7 +11,8 @@ from _thread import _local as thread_local
 
 from ..defaults import TOKENIZER
 from ..lean import dumps, loads, sqlite3
-from .db import CAPTURED_HERE, meta_values
+from .db import meta_values
+from .schema import CAPTURED_HERE
 
 TYPE_CHECKING = False  # annotations only
 if TYPE_CHECKING:

@@ -162,3 +162,11 @@ def has_sources(conn: sqlite3.Connection) -> bool:
 
 def count_not_indexed(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT count(*) FROM sources WHERE error IS NOT NULL").fetchone()[0]
+
+
+def newest_session(conn: sqlite3.Connection) -> str:
+    """The latest `updated_at` of an active session summary ("" without any): how old a
+    session is counts from the store's own latest, not from the clock (relevance's age)."""
+    row = conn.execute("SELECT max(updated_at) FROM documents WHERE category = 'session_summary'"
+                       " AND record_status = 'active' AND updated_at != ''").fetchone()
+    return row[0] or ""

@@ -366,22 +366,8 @@ def _sync_locked(
                     racy_files += st.size == -1
                     if bar is not None:
                         bar.update(1)
-                registered = docsync.registered(cfg)
-                if registered or meta_before.get("doc_dirs") or index.has_sources(conn):
-                    if only_docs is None or only_docs:
-                        dreport = docsync.sync_documents(conn, str(root), cfg, lambda st: racy(st, start_ns),
-                                                         rebuild=bool(rebuild and only_list is None), only=only_docs)
-                        report.documents = dreport.summary(index.count_not_indexed(conn))
-                        if only_docs is None:
-                            # the stats as the walk left them; a file changed within the racy window
-                            # (read or not) leaves none, so the next check syncs again
-                            singles = sorted(p for p in registered if p not in dreport.dirs and p != docsync.AUTO_MEMORY)
-                            newest = [0]
-                            doc_print = index.doc_fingerprint(root, dreport.dirs, singles, newest)
-                            if dreport.racy or newest[0] > start_ns - RACY_WINDOW_NS:
-                                doc_print = None
-                            index.set_meta(conn, doc_dirs=dreport.dirs, doc_singles=singles, doc_paths=registered,
-                                           doc_fingerprint=doc_print)
+                report.documents = docsync.apply(conn, str(root), cfg, meta_before, lambda st: racy(st, start_ns),
+                                                 rebuild=bool(rebuild and only_list is None), only=only_docs)
                 if only_list is None:
                     if racy_files or racy_until:
                         fingerprint = None  # `search` syncs again until the racy window has passed
@@ -395,7 +381,8 @@ def _sync_locked(
                     if folders_before is not None and index.get_meta(conn).get("folder_mtimes") == folders_before:
                         index.set_meta(conn, folder_mtimes=folder_mtimes, racy_until_ns=racy_until)
                 count = index.count_documents(conn)
-                index.set_meta(conn, doc_count=count, health=health.summarize(conn, ignored))
+                index.set_meta(conn, doc_count=count, health=health.summarize(conn, ignored),
+                               newest_session=index.newest_session(conn))
                 if lines_changed:
                     index.set_meta(conn, index_md_dirty=1)
                 if (rebuild and only_list is None) or len(to_read) > max(1000, count // 10):

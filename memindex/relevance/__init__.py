@@ -14,6 +14,7 @@ import math
 import os
 
 from ..defaults import CATEGORY_PRIORITY, COVERAGE_TERMS, DATA_DIR
+from ..index.db import meta_values
 from ..index.reads import Scratch
 from ..lean import loads
 from ..retrieval.query import term_weights
@@ -157,6 +158,11 @@ def features(
     unknown = (sum(1 for df in words if df == 0) / len(words)) if words else 0.0
     n_terms = math.log1p(len(plan.df))
     today = _now_days(now)
+    # a session ages from the store's own latest one (a project left for a year: its last
+    # session is still the latest), and never from a date ahead of the clock
+    latest = meta_values(conn, ("newest_session",)).get("newest_session")
+    fresh = isinstance(latest, str) and latest[:4].isdigit() and latest[5:7].isdigit() and latest[8:10].isdigit()
+    session_today = today - _days(latest, today) if fresh else today  # type: ignore[arg-type]
     nearest = dense.top[0][1] if dense is not None and dense.top else None
     cosines = {**dict(dense.top), **dense.cos} if dense is not None else {}
     margin = 0.0
@@ -199,7 +205,7 @@ def features(
             "age": math.log1p(_days(h.updated_at, today)),
             # a session summary ages; an accepted decision, a constraint or a runbook does not
             # until it is superseded, retired or stale (which take it out of the pool)
-            "age_session": math.log1p(_days(h.updated_at, today)) if h.category == "session_summary" else 0.0,
+            "age_session": math.log1p(_days(h.updated_at, session_today)) if h.category == "session_summary" else 0.0,
             "document": float(h.path.startswith("@")),
             "sections": math.log1p(h.sections - 1),  # a document's further sections that matched
             "replacement": float(h.via is not None),

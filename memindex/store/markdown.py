@@ -63,9 +63,22 @@ def _parser():  # type: ignore[no-untyped-def]
     from markdown_it import MarkdownIt
     from mdit_py_plugins.front_matter import front_matter_plugin
 
+    # the block structure in one pass; a block's inline markup only where it has any that
+    # matters (`_inline`): a link's target, HTML, an entity (half the parse time otherwise)
     md = MarkdownIt("commonmark", {"html": True}).use(front_matter_plugin).enable("table").enable("strikethrough")
+    md.disable("inline")
     md.normalizeLink = md.normalizeLinkText = lambda url: url  # nothing is rendered: targets as written
     md.validateLink = lambda url: True  # ... and kept whatever their scheme (never followed)
+    return md
+
+
+@lru_cache(maxsize=1)
+def _inline_parser():  # type: ignore[no-untyped-def]
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": True}).enable("strikethrough")
+    md.normalizeLink = md.normalizeLinkText = lambda url: url
+    md.validateLink = lambda url: True
     return md
 
 
@@ -144,7 +157,7 @@ def parse(text: str) -> Parsed:
             meta = front_matter(tok.content)
         elif kind == "heading_open":
             level = int(tok.tag[1])
-            heading = _inline(tokens[i + 1], links) if i + 1 < len(tokens) else ""
+            heading = _inline(tokens[i + 1], links, full=True) if i + 1 < len(tokens) else ""
             i += 2
             while stack and stack[-1][0] >= level:
                 stack.pop()
@@ -188,14 +201,27 @@ def parse(text: str) -> Parsed:
     return Parsed(meta, sections, links, truncated)
 
 
-def _inline(tok: Any, links: list[tuple[str, str]]) -> str:
+_MARKUP = frozenset("*_`~\\[]()<>&!|")
+
+
+def _inline(tok: Any, links: list[tuple[str, str]], full: bool = False) -> str:
     """The plain text of an inline token: words, code spans, link and image words; markup,
     HTML and link targets (kept in `links`) left out; each line's spaces made single (a
-    paragraph's lines stay lines: "Status: Accepted" and "Date: ..." are two fields)."""
+    paragraph's lines stay lines: "Status: Accepted" and "Date: ..." are two fields).
+    A block with no markup character is its own plain text; the others (and headings,
+    `full`) go through the inline parser."""
+    raw = tok.content
+    if not full and _MARKUP.isdisjoint(raw):
+        lines = (" ".join(line.split()) for line in raw.split("\n"))
+        return "\n".join(line for line in lines if line)
+    if not full and "](" not in raw and "<" not in raw and "&" not in raw and "\\" not in raw and "![" not in raw:
+        # emphasis and code spans only: their marks are separators to the tokenizer anyway
+        lines = (" ".join(line.replace("`", "").replace("*", "").replace("__", " ").split()) for line in raw.split("\n"))
+        return "\n".join(line for line in lines if line)
     out: list[str] = []
     href: str | None = None
     start = 0
-    for child in tok.children or ():
+    for child in _inline_parser().parseInline(raw)[0].children or ():
         kind = child.type
         if kind in ("text", "code_inline"):
             out.append(child.content)
