@@ -284,3 +284,43 @@ def test_the_hook_block_names_the_file_and_section_escaped(memory_root: Path) ->
     assert "<script>" not in block and "＜" not in block
     assert shown(".claude/memory/", "@../etc/passwd#x") is None
     assert shown(".claude/memory/", "@docs/a\u202eb.md#x") is None
+
+
+def test_post_tool_use_reindexes_a_registered_document_and_leaves_others(memory_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The assistant edits an ADR with Edit/Write: the PostToolUse hook re-indexes that file
+    (a one-file background sync); a Markdown file outside the registered folders, and one
+    changed without a tool call, are left to the next full sync."""
+    import subprocess
+    import sys
+    import time
+
+    from conftest import REPO
+
+    project = memory_root.parent.parent
+    register(memory_root, {"docs/adr": "adr"})
+    adr = write(project, "docs/adr/0007-use-postgres.md", ADR)
+    control = write(project, "docs/adr/0008-control.md", "# 8. Control\n\n## Decision\nWe keep the platypus queue.\n")
+    outside = write(project, "notes/elsewhere.md", "# Elsewhere\n\nwombat words\n")
+    sync(memory_root, cfg_for({"docs/adr": "adr"}))
+    bump_clock()
+    adr.write_text(ADR.replace("Postgres 15", "Postgres 15 with quokka pooling"), encoding="utf-8")
+    control.write_text("# 8. Control\n\n## Decision\nWe keep the platypus queue, now numbat-sized.\n", encoding="utf-8")
+    for path in (adr, outside):
+        payload = json.dumps({"tool_name": "Edit", "tool_input": {"file_path": str(path)}, "cwd": str(project)})
+        out = subprocess.run([sys.executable, "-I", "-S", str(REPO / "hooks" / "memindex_hook.py"), "post-tool-use"],
+                             input=payload.encode(), capture_output=True, timeout=20)
+        assert out.returncode == 0 and out.stdout == b""
+
+    def found(word: str) -> list[str]:
+        conn = index.open_reader(memory_root)
+        try:
+            return [h.path for h in search(conn, word, limit=5)]
+        finally:
+            conn.close()
+
+    deadline = time.time() + 10
+    while time.time() < deadline and not found("quokka"):
+        time.sleep(0.1)
+    assert found("quokka") and found("quokka")[0].startswith("@docs/adr/0007-use-postgres.md#")
+    assert not found("numbat")  # changed, but through no tool: the next full sync reads it
+    assert not found("wombat")  # not a registered document

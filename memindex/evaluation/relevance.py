@@ -242,7 +242,8 @@ def model_choice(prompts: list[Prompt], scored: list[list[tuple[str, float]]], t
             else picks(s, threshold, max_inject, share, p.documents, doc_bar) for p, s in zip(prompts, scored)]
 
 
-BETA = 0.8  # precision weighs a little more than recall: the targets are a precision at a recall
+BETA = 1.0  # precision and grade-2 recall weigh alike (the targets: precision 0.85 at recall 0.80)
+
 
 
 def objective(m: dict[str, float]) -> float:
@@ -274,13 +275,13 @@ def choose_threshold(prompts: list[Prompt], scored: list[list[tuple[str, float]]
     for i, p in enumerate(prompts):
         groups.setdefault(p.group, []).append(i)
 
-    def value(ts: tuple[float, float]) -> float:
+    def metrics(ts: tuple[float, float]) -> list[dict[str, float]]:
         chosen = model_choice(prompts, scored, ts[0], 3, ts[1])
-        return sum(objective(policy_metrics([prompts[i] for i in idx], [chosen[i] for i in idx]))
-                   for idx in groups.values()) / len(groups)
+        return [policy_metrics([prompts[i] for i in idx], [chosen[i] for i in idx]) for idx in groups.values()]
 
     grid = [(t / 100, s / 10) for t in range(5, 96) for s in range(0, 10)]
-    return max(grid, key=lambda ts: (value(ts), ts))
+    scored_grid = [(ts, metrics(ts)) for ts in grid]
+    return max(scored_grid, key=lambda x: (sum(objective(m) for m in x[1]) / len(x[1]), x[0]))[0]
 
 
 def calibration(prompts: list[Prompt], scored: list[list[tuple[str, float]]],
