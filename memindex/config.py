@@ -197,6 +197,11 @@ SPEC: dict[str, object] = {
         # Claude Code's auto memory notes of this project (outside the repository)
         "claude_memory": Leaf(False),
     },
+    "review": {
+        # record what each session was shown of the store and which memories the model then
+        # opened, in this user's state folder (memindex/usage.py); never in the repository
+        "usage": Leaf(True),
+    },
     "watch": {
         "debounce_ms": Leaf(400, 10, 60_000),
         "poll_interval_s": Leaf(2.0, 0.1, 3600.0),
@@ -247,6 +252,7 @@ LOOSER: dict[str, str] = {
     "capture.save_prompt_scorer": "up",
     "capture.enabled": "up",
     "capture.location": "any",
+    "review.usage": "up",  # a record kept on this machine: a repository may turn it off, not on
     "documents.claude_memory": "up",  # files outside the repository  # "shared" publishes session text in the repository's history
 }
 

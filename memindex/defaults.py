@@ -291,3 +291,9 @@ DOC_UNIT_WORDS = 400  # a section longer than this is indexed as passages of abo
 DOC_FETCH_FACTOR = 4  # a search over documents ranks this many times the rows (sections collapse into documents)
 DOC_SUFFIXES = (".md", ".markdown", ".mdx")  # the files a registered folder contributes
 SECTION_DECAY = 0.5  # a document's n-th best matching section adds this power n of its score (retrieval.hits.collapse)
+
+# --- use, measured (memindex/usage.py): per user, outside the repository ---
+USAGE_SESSION_MAX_BYTES = 262_144  # one session's use log stops growing here (about 250 prompts)
+USAGE_MAX_SESSIONS = 400  # session logs kept per store, newest first...
+USAGE_TTL_DAYS = 180  # ... and none untouched for longer than this
+USAGE_READ_MAX_BYTES = 33_554_432  # a reader reads at most this much of them, newest first

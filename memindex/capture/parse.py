@@ -64,6 +64,9 @@ class Session:
     commands: list[Command] = field(default_factory=list)
     commits: list[str] = field(default_factory=list)
     todos: list[dict] = field(default_factory=list)  # the last TodoWrite list
+    # tool calls that may read a memory (the use log's opens): (tool call id, tool, argument):
+    # a Read's file_path, a Bash command, an MCP tool's path (capture/opens.py decides)
+    reads: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def prompts(self) -> list[str]:
@@ -198,6 +201,11 @@ class _Reader:
         name, args, tool_id = block.get("name"), block.get("input"), block.get("id")
         if not isinstance(args, dict) or not isinstance(tool_id, str):
             return
+        if len(self.session.reads) < _MAX_ITEMS:
+            arg = args.get("file_path") if name == "Read" else args.get("command") if name == "Bash" else (
+                args.get("path") if isinstance(name, str) and name.startswith("mcp__") else None)
+            if isinstance(arg, str) and arg and len(arg) <= 4096:
+                self.session.reads.append((tool_id, name, arg))
         if name in FILE_TOOLS:
             path = args.get("file_path") or args.get("notebook_path")
             if isinstance(path, str) and path and "\x00" not in path:

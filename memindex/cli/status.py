@@ -68,6 +68,7 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
         watcher_pid=watcher_pid(root),
         worker=_worker(root),
         config={"source": cfg.source, "trust": cfg.trust, "asks_for_more": cfg.more, "ignored": cfg.ignored},
+        use=_use(root, cfg),
     )
     if args.json:
         emit_json(info)
@@ -92,7 +93,21 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
         parts = ", ".join(f"{n} {s}" for s, n in by_status.items() if n)
         print(f"  {category:<16} {parts or '0'}")
     _print_refused(info["refused"])
+    if info["use"] is not None:
+        u = info["use"]
+        print(f"use:      {u['memories_shown']} memories shown to the model, {u['memories_opened']} opened, "
+              f"{u['shown_never_opened']} shown and never opened (your sessions; `memindex review`)")
     return 0
+
+
+def _use(root: str, cfg: Config) -> dict[str, Any] | None:
+    """This user's use of the store (memindex/usage.py), or None when review.usage is off."""
+    if not cfg["review.usage"]:
+        return None
+    from .. import usage
+
+    uses = usage.counts(root)
+    return {**usage.summary(uses), "folder": usage.folder(root)}
 
 
 def _print_refused(refused: dict[str, str]) -> None:

@@ -63,7 +63,8 @@ def capture_session(root, data: dict, cfg) -> None:
     from ..errors import UnsafeFile
 
     try:
-        request_capture(root, data, bool(cfg["capture.enabled"]))
+        # the job also counts the memories the model opened (review.usage), capture or not
+        request_capture(root, data, bool(cfg["capture.enabled"] or cfg["review.usage"]))
     except (OSError, UnsafeFile) as exc:
         note(f"no session capture: {exc}")
 

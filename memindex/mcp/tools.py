@@ -57,21 +57,22 @@ class Memories:
 
         root, cfg = self._context()
         categories = (_category(category),) if category else ()
-        hits = search_hits(root, cfg, query, limit=limit, categories=categories, include_inactive=include_inactive)
+        hits = search_hits(root, cfg, query, limit=limit, categories=categories, include_inactive=include_inactive,
+                           record="mcp")
         return format_hits(hits, display_prefix(root)) or "no memory matches; try other words"
 
     def get(self, path: str) -> str:
         from ..policy.recall import read_memory
 
         root, cfg = self._context()
-        return _json(read_memory(root, cfg, path))
+        return _json(read_memory(root, cfg, path, record="mcp-get"))
 
     def recent_sessions(self, limit: int = 3) -> str:
         from ..store.paths import display_prefix
         from ..policy.recall import format_hits, recent_sessions
 
         root, cfg = self._context()
-        return format_hits(recent_sessions(root, cfg, limit), display_prefix(root)) or "no session summary yet"
+        return format_hits(recent_sessions(root, cfg, limit, record="recent"), display_prefix(root)) or "no session summary yet"
 
     def explain(self, prompt: str) -> str:
         from ..policy.recall import explain
