@@ -201,6 +201,14 @@ SPEC: dict[str, object] = {
         # record what each session was shown of the store and which memories the model then
         # opened, in this user's state folder (memindex/usage.py); never in the repository
         "usage": Leaf(True),
+        # a memory shown at least this often, in at least this many sessions, and never opened
+        # is an `unused` review item
+        "unused_min_shown": Leaf(5, 1, 100_000),
+        "unused_min_sessions": Leaf(3, 1, 100_000),
+        # SessionStart starts a background `memindex review --refresh` (the checks, git's too)
+        # when the last one is older than interval_s
+        "background": Leaf(True),
+        "interval_s": Leaf(3600.0, 60.0, 30 * 86400.0),
     },
     "watch": {
         "debounce_ms": Leaf(400, 10, 60_000),
@@ -252,7 +260,9 @@ LOOSER: dict[str, str] = {
     "capture.save_prompt_scorer": "up",
     "capture.enabled": "up",
     "capture.location": "any",
-    "review.usage": "up",  # a record kept on this machine: a repository may turn it off, not on
+    "review.usage": "up",
+    "review.background": "up",  # runs git over the working tree in the background
+    "review.interval_s": "down",  # a record kept on this machine: a repository may turn it off, not on
     "documents.claude_memory": "up",  # files outside the repository  # "shared" publishes session text in the repository's history
 }
 

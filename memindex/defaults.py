@@ -15,7 +15,7 @@ DATA_DIR = os.path.join(PACKAGE_DIR, "data")
 SCHEMA_VERSION = "1.0"
 # Bump when the index layout or the text it stores changes: every writer rebuilds an index
 # whose PRAGMA user_version differs, every reader reports it.
-INDEX_VERSION = 14
+INDEX_VERSION = 15
 
 MEMORY_DIR = (".claude", "memory")
 INDEX_FILE = ".index.db"

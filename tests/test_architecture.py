@@ -31,7 +31,7 @@ HOOK_ALLOWED = {
     "memindex.capture", "memindex.capture.triage", "memindex.capture.turn", "memindex.capture.asked",
     "memindex.capture.schedule", "memindex.capture.score", "memindex.capture.sentences",
     "memindex.hook", "memindex.hook.__main__", "memindex.hook.file", "memindex.hook.session",
-    "memindex.hook.clients",
+    "memindex.hook.clients", "memindex.review", "memindex.review.pending", "memindex.review.acks", "memindex.lazy",
 }
 # The flow, bottom to top (../shared/design/layout.md): files -> index -> retrieval -> policy
 # -> adapters. A package (or top-level module) imports only from its own layer and those
@@ -48,6 +48,7 @@ LAYERS: list[set[str]] = [
     {"write"},  # save, update, retire
     {"relevance"}, {"policy"},  # what the assistant is shown; recall for every adapter
     {"importers"}, {"capture"},  # what fills the store
+    {"review"},  # what keeps it true: stale, conflicting, duplicate, unused memories; the actions
     {"doctor"},  # the report across every layer
     {"hook", "mcp", "cli", "__main__"},  # adapters (`python -m memindex` is the CLI's other door)
     {"evaluation"},  # developer tools over all of it
@@ -270,6 +271,8 @@ OPEN_ALLOWED: dict[str, str] = {
     "memindex.store.secrets": "package data (data/secret_patterns.json)",
     "memindex.config._read_user": "the user's own config (~/.config/memindex), outside every root; a dotfiles link is fine",
     "memindex.trust": "the user's trust record (~/.local/state/memindex), outside every root",
+    "memindex.review.acks": "the user's review acknowledgments (~/.local/state/memindex/review), outside every root",
+    "memindex.review.pending": "(none: reads through review.acks)",
     "memindex.capture.triage.data": "package data (data/triage.json)",
     "memindex.capture.score.model": "package data (data/triage_model.json, the triage scorer's weights)",
     "memindex.relevance": "package data (data/relevance.json, the relevance model's weights)",

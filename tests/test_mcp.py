@@ -21,8 +21,8 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "examples" / "demo-project"
-WRITE_TOOLS = {"save", "update", "retire"}
-READ_TOOLS = {"search", "get", "recent_sessions", "explain"}
+WRITE_TOOLS = {"save", "update", "retire", "keep", "merge"}
+READ_TOOLS = {"search", "get", "recent_sessions", "explain", "review"}
 
 
 @pytest.fixture

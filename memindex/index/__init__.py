@@ -23,7 +23,7 @@ from .fresh import doc_fingerprint, folder_mtimes, is_current, is_stale, now_ns,
 # The writer side loads only when a writer asks for it: the prompt hook reads.
 _ROWS = frozenset({
     "PREFIX_MARK", "count_documents", "count_invalid", "count_not_indexed", "has_sources", "index_md_lines", "mark_invalid", "optimize", "remove",
-    "reset", "stored_stats", "tag_key", "upsert",
+    "replace_review", "reset", "stored_stats", "tag_key", "upsert",
 })
 
 

@@ -63,8 +63,10 @@ CREATE TABLE sources(
     error TEXT,
     supersedes TEXT
 );
+CREATE TABLE review(doc INTEGER NOT NULL, path TEXT NOT NULL, mtime_ns INTEGER NOT NULL, kind TEXT NOT NULL, key TEXT PRIMARY KEY,
+    basis TEXT, reason TEXT, evidence TEXT, suggested TEXT, other_path TEXT, note TEXT, dead INTEGER DEFAULT 0) WITHOUT ROWID;
 """
-_TABLES = ("fts_vocab", "fts", "fts_cjk", "documents", "invalid", "meta", "tag_index", "file_index", "vectors", "sources")
+_TABLES = ("fts_vocab", "fts", "fts_cjk", "documents", "invalid", "meta", "tag_index", "file_index", "vectors", "sources", "review")
 
 
 def is_corruption(exc: BaseException) -> bool:
@@ -401,7 +403,7 @@ def get_meta(conn: sqlite3.Connection) -> dict[str, object]:
 
 _PROBES = (
     ("documents", "rowid"), ("invalid", "path"), ("meta", "key"), ("tag_index", "tag"), ("file_index", "name"), ("fts", "rowid"),
-    ("vectors", "doc"), ("fts_cjk", "rowid"),
+    ("vectors", "doc"), ("fts_cjk", "rowid"), ("review", "key"),
 )
 _PROBE = "SELECT " + ", ".join(f"(SELECT {column} FROM {table} LIMIT 1)" for table, column in _PROBES)  # one statement
 

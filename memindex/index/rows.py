@@ -126,6 +126,7 @@ def remove(conn: sqlite3.Connection, paths: Iterable[str]) -> int:
             conn.execute("DELETE FROM tag_index WHERE doc = ?", (row[0],))
             conn.execute("DELETE FROM file_index WHERE doc = ?", (row[0],))
             delete_vectors(conn, [row[0]])
+            conn.execute("DELETE FROM review WHERE doc = ?", (row[0],))
             conn.execute("DELETE FROM documents WHERE rowid = ?", (row[0],))
             removed += 1
         conn.execute("DELETE FROM invalid WHERE path = ?", (rel,))
@@ -167,3 +168,14 @@ def has_sources(conn: sqlite3.Connection) -> bool:
 
 def count_not_indexed(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT count(*) FROM sources WHERE error IS NOT NULL").fetchone()[0]
+
+
+def replace_review(conn: sqlite3.Connection, rows: Iterable[tuple]) -> None:
+    """The review's findings in place of the last ones (inside the caller's transaction):
+    (doc, path, mtime_ns, kind, key, basis, reason, evidence JSON, suggested, other_path,
+    note, dead)."""
+    conn.execute("DELETE FROM review")
+    conn.executemany(
+        "INSERT OR REPLACE INTO review(doc, path, mtime_ns, kind, key, basis, reason, evidence, suggested, other_path,"
+        " note, dead) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows,
+    )

@@ -27,6 +27,7 @@ from ..errors import MemindexError, WriteError
 from .tools import Memories
 
 Category = Literal[CATEGORIES]  # type: ignore[valid-type]
+ReviewKind = Literal["stale", "conflict", "duplicate", "unused", "expired"]
 Hash = Annotated[str | None, Field(description="sha256 from get: refused if the file changed since")]
 
 INSTRUCTIONS = (
@@ -94,6 +95,18 @@ def tools_for(memories: Memories, read_only: bool = False) -> list[Tool]:
     def explain(prompt: str) -> str:
         return memories.explain(prompt)
 
+    def review(
+        kind: Annotated[list[ReviewKind] | None, Field(description="only these kinds")] = None,
+        fresh: Annotated[bool, Field(description="run the checks now (else the last check's findings)")] = True,
+    ) -> str:
+        return memories.review(kind, fresh)
+
+    def keep(path: str, kind: ReviewKind | None = None) -> str:
+        return memories.keep(path, kind)
+
+    def merge(path: str, into: Annotated[str, Field(description="the memory that stays")], expect_hash: Hash = None) -> str:
+        return memories.merge(path, into, expect_hash)
+
     def save(
         category: Category,
         data: Annotated[dict[str, Any], Field(description="{title, tags, content: {the category's fields}, questions: [3-5 ways someone would ask for it]}")],
@@ -117,6 +130,8 @@ def tools_for(memories: Memories, read_only: bool = False) -> list[Tool]:
         (get, "One memory's full JSON and its sha256.", reading),
         (recent_sessions, "Latest session summaries, newest first.", reading),
         (explain, "What the prompt hook would inject for a prompt, and why.", reading),
+        (review, "Memories that need review: stale (the code moved on), conflict, duplicate, unused, expired; "
+                 "each with reason, evidence and the suggested action (retire, update, merge, keep).", reading),
     ]
     if not read_only:
         specs += [
@@ -124,6 +139,8 @@ def tools_for(memories: Memories, read_only: bool = False) -> list[Tool]:
                    "If a same-topic memory exists, returns it as candidate instead: update that one.", None),
             (update, "Merge changes into a memory (content key by key; lists replaced whole).", None),
             (retire, "Retire an obsolete memory (hidden from search); replaced_by: the one that holds now.", None),
+            (keep, "Keep a review item's memory as it is: out of the review until it or its evidence changes.", None),
+            (merge, "Merge a duplicate into the memory that stays (its tags, questions, files), then retire it.", None),
         ]
     tools = []
     for fn, description, annotations in specs:

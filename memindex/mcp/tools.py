@@ -80,6 +80,15 @@ class Memories:
         root, cfg = self._context()
         return _json(explain(root, cfg, prompt))
 
+    def review(self, kind: list[str] | None = None, fresh: bool = True) -> str:
+        from .. import review
+
+        root, cfg = self._context()
+        items = review.queue(root, cfg, fresh=fresh)
+        if kind:
+            items = [i for i in items if i.kind in kind]
+        return _json({"items": [i.to_json() for i in items]})
+
     # --- writing (memindex.write: validation, secret refusal, the writer lock) ---------
 
     def save(self, category: str, data: dict[str, Any], new_topic: bool = False) -> str:
@@ -102,6 +111,19 @@ class Memories:
         return _json(set_status(
             root, cfg, path, "retire", reason=reason, replaced_by=replaced_by, expect_hash=expect_hash, cwd=project_of(root),
         ))
+
+
+    def keep(self, path: str, kind: str | None = None) -> str:
+        from .. import review
+
+        root, cfg = self._context()
+        return _json(review.keep(root, cfg, path, kind=kind))
+
+    def merge(self, path: str, into: str, expect_hash: str | None = None) -> str:
+        from .. import review
+
+        root, cfg = self._context()
+        return _json(review.merge(root, cfg, path, into, expect_hash=expect_hash))
 
 
 def _category(name: str) -> str:

@@ -1,0 +1,7 @@
+"""`duplicate` and `conflict` (placeholder until the detector lands)."""
+
+from __future__ import annotations
+
+
+def detect(ctx) -> list:
+    return []

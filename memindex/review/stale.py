@@ -1,0 +1,7 @@
+"""`stale`: memories the code moved on from (placeholder until the detector lands)."""
+
+from __future__ import annotations
+
+
+def detect(ctx) -> list:
+    return []
