@@ -208,6 +208,17 @@ SPEC: dict[str, object] = {
         # SessionStart starts a background `memindex review --refresh` (the checks, git's too)
         # when the last one is older than interval_s
         "background": Leaf(True),
+        # the prompt hook says "(may be stale: ...)" after a memory the last review found stale,
+        # and leaves out one that is clearly dead (every file it names deleted, half its names gone)
+        "notes": Leaf(True),
+        "skip_dead": Leaf(True),
+        # staleness from the working tree and git (memindex/review/stale.py), within this budget
+        "code": Leaf(True),
+        "git_timeout_s": Leaf(20.0, 1.0, 600.0),
+        # a memory whose files (those still there) changed by at least this share of their
+        # lines since it was written is `stale` too; 0 turns churn off as a reason (it stays
+        # evidence of the other reasons)
+        "churn_ratio": Leaf(1.0, 0.0, 100.0),
         "interval_s": Leaf(3600.0, 60.0, 30 * 86400.0),
     },
     "watch": {
@@ -262,7 +273,10 @@ LOOSER: dict[str, str] = {
     "capture.location": "any",
     "review.usage": "up",
     "review.background": "up",  # runs git over the working tree in the background
-    "review.interval_s": "down",  # a record kept on this machine: a repository may turn it off, not on
+    "review.interval_s": "down",
+    "review.code": "up",
+    "review.skip_dead": "down",  # off injects memories the review found dead
+    "review.git_timeout_s": "up",  # a record kept on this machine: a repository may turn it off, not on
     "documents.claude_memory": "up",  # files outside the repository  # "shared" publishes session text in the repository's history
 }
 

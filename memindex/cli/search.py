@@ -115,6 +115,8 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
         print(f"{'INJECT' if d['kept'] else 'drop  '}  {prob}score {score}  coverage {cov:>4}  {d['path']}\n        {d['rule']}")
         if d.get("source"):
             print(f"        source: {format_source(d['source'])}")
+        if d["kept"] and answer["notes"].get(d["path"]):
+            print(f"        note: ({answer['notes'][d['path']]})")
         if d.get("use"):
             print(f"        use: shown {d['use']['shown']}, opened {d['use']['opened']} (your sessions)")
     print(f"injected: {len(answer['injected'])}")

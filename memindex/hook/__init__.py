@@ -137,8 +137,9 @@ def on_prompt(data: dict) -> str:
         outcome = _answer(root, prompt, cfg, options)
     from ..text.render import memory_context
 
+    outcome, notes = outcome
     hits = outcome.hits
-    block = memory_context(hits, prefix)
+    block = memory_context(hits, prefix, notes)
     # for the PreToolUse hook, and for the Stop hook's save prompts: Claude Code writes the
     # transcript lazily, so at Stop the turn's prompt may not be in it yet (tests/e2e)
     if (cfg["retrieval.tool_anchors"] and cfg["retrieval.file_anchors"]) or cfg["capture.save_prompts"]:
@@ -157,15 +158,22 @@ def on_prompt(data: dict) -> str:
 
 
 def _answer(root, prompt: str, cfg, options: dict):
-    """What to inject and why (the policy's Outcome), from a read-only connection (a stale
-    index is refreshed for next time)."""
+    """What to inject and why (the policy's Outcome) and the last review's notes on it
+    (policy/staleness.py), from a read-only connection (a stale index is refreshed for
+    next time)."""
     from .. import index
     from ..policy.inject import decide
 
     conn = index.open_reader(root, busy_ms=1000)
     try:
         index.refresh(conn, root, note)
-        return decide(conn, prompt, cfg, **options)
+        outcome = decide(conn, prompt, cfg, **options)
+        notes = {}
+        if outcome.hits:
+            from ..policy.staleness import apply
+
+            notes = apply(conn, outcome, cfg)
+        return outcome, notes
     finally:
         conn.close()
 

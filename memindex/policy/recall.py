@@ -198,6 +198,9 @@ def explain(root: str, cfg: Config, prompt: str, file: str | None = None, allow_
 
     try:
         outcome = on_file(conn, file, prompt, cfg) if file is not None else decide(conn, prompt, cfg, dense=dense)
+        from .staleness import apply
+
+        notes = apply(conn, outcome, cfg) if file is None else {}  # the last review's words, as the hook says them
         refused = refusals(root, invalid_files(conn))  # never considered: the index does not hold them
     finally:
         conn.close()
@@ -223,6 +226,7 @@ def explain(root: str, cfg: Config, prompt: str, file: str | None = None, allow_
         "prompt": prompt, **({"file": file} if file is not None else {}), "intent": outcome.intent,
         "settings": settings, "semantic": semantic,
         "injected": [prefix + h.path for h in outcome.hits],
+        "notes": {prefix + p: n for p, n in notes.items()},
         "refused": {prefix + rel: why for rel, why in refused.items()},
         "considered": [
             {"path": prefix + d.path, "kept": d.kept, "rule": d.rule, "score": round(d.score, 4),
