@@ -159,6 +159,12 @@ SPEC: dict[str, object] = {
         # a running session's summary is rewritten at most this often (Stop fires after every
         # turn); the turn that ends the session is always captured, at most this much later
         "min_interval_s": Leaf(30.0, 0.0, 3600.0),
+        # captured summaries kept as they are: the newest keep_sessions, none older than
+        # keep_days (0: no limit); the others are folded into one digest a month
+        # ("fold") or archived ("archive"), by the capture job (memindex/capture/fold.py)
+        "keep_sessions": Leaf(50, 0, 1_000_000),
+        "keep_days": Leaf(90, 0, 36_500),
+        "older": Leaf("fold", choices=("fold", "archive")),
     },
     "categories": {
         cat: {
