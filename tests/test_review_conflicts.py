@@ -128,8 +128,6 @@ def test_the_same_function_decides_at_save_time(store: Path) -> None:
 
 
 def test_pairs_are_measured_within_the_budget_and_remembered(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memindex.review import conflicts
-
     calls = []
     real = Topic.measure
 
@@ -144,7 +142,10 @@ def test_pairs_are_measured_within_the_budget_and_remembered(store: Path, monkey
     again = review.refresh(store, Config())
     assert calls == [] and again["conflicts"]["known"] == first["conflicts"]["measured"]  # nothing measured twice
     assert again["by_kind"] == first["by_kind"]
-    monkeypatch.setattr(conflicts, "_load", lambda path: {})  # nothing remembered
+    from memindex.review import cache
+
+    real_load = cache.load
+    monkeypatch.setattr(cache, "load", lambda root, name: {} if name == "pairs" else real_load(root, name))  # nothing remembered
     cfg = Config()
     cfg.values["review.conflict_budget_s"] = 0.0
     starved = review.refresh(store, cfg)

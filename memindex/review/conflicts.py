@@ -128,11 +128,7 @@ def disagreement(older: Entry, newer: Entry) -> list[str]:
     return signals
 
 
-_TOKEN = re.compile(r"[a-z0-9][a-z0-9_]*")
-
-
-def _tokens(text: str) -> set[str]:
-    return {w for w in _TOKEN.findall(text.lower()) if len(w) > 1 and w not in STOP_WORDS}
+_TOKEN = re.compile(r"[a-z0-9][a-z0-9_]+")
 
 
 def _partners(entries: list[Entry]) -> list[tuple[float, int, int]]:
@@ -140,30 +136,33 @@ def _partners(entries: list[Entry]) -> list[tuple[float, int, int]]:
     BLOCK_PER_MEMORY others that hold most of its PROBES rarest words (IDF-weighted; a word
     in more than MAX_DF_RATIO of the memories looks for no one), when they hold at least
     BLOCK_SHARE of them. A cheap filter: the save path's test decides (`detect`)."""
-    terms = [_tokens(e.text) for e in entries]
+    from collections import Counter
+    from itertools import chain
+
+    terms = [set(_TOKEN.findall(e.text.lower())) - STOP_WORDS for e in entries]
     n = len(entries)
-    df: dict[str, int] = {}
-    for ts in terms:
-        for t in ts:
-            df[t] = df.get(t, 0) + 1
-    idf = {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
+    df = Counter(chain.from_iterable(terms))
     cap = max(DF_FLOOR, int(n * MAX_DF_RATIO))
-    posting: dict[str, list[int]] = {}
+    rare = {t for t, d in df.items() if 2 <= d <= cap}
+    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in rare}
+    posting: dict[str, list[int]] = {t: [] for t in rare}
     probes: list[list[str]] = []
     for i, ts in enumerate(terms):
-        rare = sorted((t for t in ts if 2 <= df[t] <= cap), key=lambda t: (df[t], t))[:PROBES]
-        probes.append(rare)
-        for t in ts:
-            if 2 <= df[t] <= cap:
-                posting.setdefault(t, []).append(i)
+        mine = ts & rare
+        for t in mine:
+            posting[t].append(i)
+        probes.append(sorted(mine, key=df.__getitem__)[:PROBES])
     best: dict[tuple[int, int], float] = {}
-    for i, rare in enumerate(probes):
-        mass = sum(idf[t] for t in rare)
+    for i, mine in enumerate(probes):
+        if not mine:
+            continue
+        mass = sum(idf[t] for t in mine)
         shared: dict[int, float] = {}
-        for t in rare:
+        for t in mine:
+            w = idf[t]
             for j in posting[t]:
-                if j != i:
-                    shared[j] = shared.get(j, 0.0) + idf[t]
+                shared[j] = shared.get(j, 0.0) + w
+        shared.pop(i, None)
         for j in sorted(shared, key=shared.__getitem__, reverse=True)[:BLOCK_PER_MEMORY]:
             share = shared[j] / mass
             if share >= BLOCK_SHARE:
@@ -176,18 +175,17 @@ def detect(ctx) -> list[Item]:
     import time
 
     from ..index.reader import open_fresh_reader
-    from . import acks
+    from . import cache
 
+    deadline = time.monotonic() + float(ctx.cfg["review.conflict_budget_s"])  # finding the pairs counts too
     entries = [e for e in ctx.entries if not e.document and e.category != "session_summary"]
     if len(entries) < 2:
         return []
     pairs = _partners(entries)
     if not pairs:
         return []
-    cache_path = acks.path(ctx.root)[: -len(".json")] + ".pairs.json"
-    cached = _load(cache_path)
+    cached = {k: v for k, v in cache.load(ctx.root, "pairs").items() if isinstance(v, list) and len(v) == 4}
     fresh: dict[str, list[float]] = {}
-    deadline = time.monotonic() + float(ctx.cfg["review.conflict_budget_s"])
     params = Params.from_config(ctx.cfg)
     conn = open_fresh_reader(ctx.root, ctx.cfg, allow_sync=False)
     items, measured, pending = [], 0, 0
@@ -228,7 +226,7 @@ def detect(ctx) -> list[Item]:
         conn.close()
         if "store" in locals():
             store.close()
-    _save(cache_path, fresh)
+    cache.save(ctx.root, "pairs", fresh)
     ctx.notes["conflicts"] = {"pairs": len(pairs), "measured": measured, "known": len(fresh) - measured,
                               "pending": pending, "topics": len(topics)}
     return items
@@ -250,35 +248,3 @@ def _judge(ctx, a: Entry, b: Entry, ab: float, cab: float, ba: float, cba: float
                         {"match": match, "both_ways": round(min(ab, ba), 3), "signals": [], "newer": ctx.shown(newer)},
                         "merge", other=newer, stable={})
     return None
-
-
-PAIRS_MAX_BYTES = 16 * 1024 * 1024
-
-
-def _load(path: str) -> dict[str, list[float]]:
-    """The measures of pairs of memories as they were (keyed by both files' sha256), from
-    the last refreshes: a pair measured once is not measured again until one changes."""
-    from ..lean import loads
-
-    try:
-        with open(path, "rb") as fh:
-            data = loads(fh.read(PAIRS_MAX_BYTES))
-    except (OSError, ValueError, RecursionError):
-        return {}
-    return {k: v for k, v in data.items() if isinstance(v, list) and len(v) == 4} if isinstance(data, dict) else {}
-
-
-def _save(path: str, pairs: dict[str, list[float]]) -> None:
-    """The measures of this run's pairs (older ones dropped), atomically, private to the user."""
-    import json
-    import os
-
-    try:
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(pairs, fh)
-        os.replace(tmp, path)
-    except OSError:
-        pass

@@ -27,7 +27,7 @@ import os
 from datetime import datetime, timezone
 
 from ..store.paths import project_of
-from . import names as naming
+from . import cache, names as naming
 from .git import Git
 from .items import Entry, Item
 
@@ -59,10 +59,14 @@ class Facts:
         rel = os.path.relpath(os.path.realpath(root), git.top or "")
         self.store = rel.replace(os.sep, "/")  # the memory store's folder, left out of every grep
         self.moves: dict[str, list[tuple[int, str, str, str]]] = {}
+        self.moved_names: dict[str, list[str]] = {}
 
     def read_moves(self, since: float) -> None:
         for when, sha, kind, old, new in self.git.moves(since - SLACK_S) or ():
             self.moves.setdefault(old, []).append((when, sha, kind, new))
+        self.moved_names: dict[str, list[str]] = {}
+        for old in self.moves:
+            self.moved_names.setdefault(old.rsplit("/", 1)[-1], []).append(old)
 
     def on_disk(self, path: str) -> bool:
         return os.path.lexists(os.path.join(self.git.top or "", path))
@@ -76,7 +80,7 @@ class Facts:
         if "/" not in written:  # a bare file name: any tracked file of that name will do
             if self.by_name.get(written):
                 return None
-            candidates = [p for p in self.moves if p.rsplit("/", 1)[-1] == written] or candidates
+            candidates = self.moved_names.get(written) or candidates
         for cand in candidates:
             if cand in self.tracked:
                 if self.on_disk(cand):
@@ -141,6 +145,8 @@ def detect(ctx) -> list[Item]:
         ctx.notes["git"] = "not a git repository (or git is missing): staleness not checked"
         return []
     facts = Facts(git, ctx.root)
+    known = cache.load(ctx.root, "names")  # sha256 of a memory -> [files, names]: extracted once
+    extracted: dict[str, list] = {}
     work = []  # (entry, epoch, commit, files, names)
     for e in ctx.entries:
         if e.document or e.category == "session_summary":
@@ -149,26 +155,31 @@ def detect(ctx) -> list[Item]:
         commit = git.commit_at(epoch) if epoch is not None else None
         if commit is None:
             continue  # no history before it: nothing to compare with
-        files = naming.files(e.related_files, e.text)
-        work.append((e, epoch, commit, files, naming.names(e.text, files)))
+        key = f"{naming.VERSION}:{e.sha}"
+        got = known.get(key)
+        if not (isinstance(got, list) and len(got) == 2):
+            files = naming.files(e.related_files, e.text)
+            got = [files, naming.names(e.text, files)]
+        extracted[key] = got
+        work.append((e, epoch, commit, got[0], got[1]))
+    cache.save(ctx.root, "names", extracted)
     if not work:
         ctx.notes["git"] = "ok" if not git.failures else "; ".join(git.failures)
         return []
     facts.read_moves(min(w[1] for w in work))
-    # names: which are missing now, then which of those the memory's commit had
-    wanted = {n for w in work for n in w[4]}
-    now = git.present(wanted, exclude=facts.store, skip_names=HISTORY)
-    gone: dict[str, set[str]] = {}  # commit -> names it had that are gone now
+    # names: which the files changed since each memory's commit had then (a name in an
+    # unchanged file is still there), then which of those the working tree lacks now
+    commit_times = {w[2]: w[1] for w in work}
+    mapping = _clusters(commit_times, COMMITS_MAX)
+    groups: dict[str, set[str]] = {}
+    for e, epoch, commit, files, names in work:
+        groups.setdefault(mapping[commit], set()).update(names)
+    then = {c: git.present(names, exclude=facts.store, rev=c, skip_names=HISTORY) or set() for c, names in groups.items()}
+    candidates = set().union(*then.values())
+    now = git.present(candidates, exclude=facts.store, skip_names=HISTORY) if candidates else set()
+    gone: dict[str, set[str]] = {}
     if now is not None:
-        commit_times = {w[2]: w[1] for w in work}
-        groups: dict[str, set[str]] = {}
-        mapping = _clusters(commit_times, COMMITS_MAX)
-        for e, epoch, commit, files, names in work:
-            groups.setdefault(mapping[commit], set()).update(n for n in names if n not in now)
-        for commit, missing in groups.items():
-            then = git.present(missing, exclude=facts.store, rev=commit, skip_names=HISTORY) if missing else set()
-            gone[commit] = then or set()
-        gone = {c: gone.get(mapping[c], set()) for c in commit_times}
+        gone = {c: then[mapping[c]] - now for c in commit_times}
     states = {id(w): [s for f in w[3] if (s := facts.file_state(f, w[1])) is not None] for w in work}
     churn = _churn(git, facts, work, states, float(cfg["review.churn_ratio"]))
     items = []
@@ -214,8 +225,10 @@ def _churn(git: Git, facts: Facts, work: list, states: dict, ratio: float) -> di
         if not here:
             continue
         diff = changed.get(mapping[w[2]], {})
-        lines = sum(sizes.setdefault(f, _lines(os.path.join(git.top or "", f))) for f in here)
         moved = sum(diff.get(f, 0) for f in here)
+        if not moved:
+            continue  # its files did not change: no need to count their lines
+        lines = sum(sizes.setdefault(f, _lines(os.path.join(git.top or "", f))) for f in here)
         if lines and moved / lines >= ratio:
             out[id(w)] = {"files": here, "lines_changed": moved, "lines": lines, "ratio": round(moved / lines, 2)}
     return out
