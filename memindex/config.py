@@ -227,7 +227,7 @@ SPEC: dict[str, object] = {
         "churn_ratio": Leaf(1.0, 0.0, 100.0),
         # the store-wide duplicate and contradiction check measures pairs (the save path's
         # same-topic test) for at most this long a run; measures are kept, the rest come next run
-        "conflict_budget_s": Leaf(1.5, 0.1, 600.0),
+        "conflict_budget_s": Leaf(1.0, 0.1, 600.0),
         "interval_s": Leaf(3600.0, 60.0, 30 * 86400.0),
     },
     "watch": {

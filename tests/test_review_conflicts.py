@@ -12,7 +12,7 @@ import pytest
 
 from conftest import write_mem
 from memindex import index, review, usage
-from memindex.config import Config, parse_config
+from memindex.config import Config
 from memindex.index import reads
 from memindex.index.sync import sync
 from memindex.retrieval.hits import Hit
@@ -131,9 +131,9 @@ def test_pairs_are_measured_within_the_budget_and_remembered(store: Path, monkey
     calls = []
     real = Topic.measure
 
-    def counting(self, conn, hit):
+    def counting(self, conn, hit, exact=True):
         calls.append(hit.path)
-        return real(self, conn, hit)
+        return real(self, conn, hit, exact)
 
     monkeypatch.setattr(Topic, "measure", counting)
     first = review.refresh(store, Config())

@@ -177,13 +177,13 @@ def detect(ctx) -> list[Item]:
     from ..index.reader import open_fresh_reader
     from . import cache
 
-    deadline = time.monotonic() + float(ctx.cfg["review.conflict_budget_s"])  # finding the pairs counts too
     entries = [e for e in ctx.entries if not e.document and e.category != "session_summary"]
     if len(entries) < 2:
         return []
     pairs = _partners(entries)
     if not pairs:
         return []
+    deadline = time.monotonic() + float(ctx.cfg["review.conflict_budget_s"])
     cached = {k: v for k, v in cache.load(ctx.root, "pairs").items() if isinstance(v, list) and len(v) == 4}
     fresh: dict[str, list[float]] = {}
     params = Params.from_config(ctx.cfg)
@@ -205,7 +205,7 @@ def detect(ctx) -> list[Item]:
                 return 0.0, 0.0
             if i not in topics:
                 topics[i] = Topic(conn, entries[i].text, params, store, entries[i].doc)
-            m = topics[i].measure(conn, hit)
+            m = topics[i].measure(conn, hit, exact=False)  # no NOOP here: exact containment is not needed
             return m.score, m.containment
 
         for _, i, j in pairs:

@@ -78,9 +78,6 @@ def load_entries(root: str, cfg: Config, conn) -> list[Entry]:
     return out
 
 
-DETECTORS = ("stale", "expired", "conflicts", "unused")
-
-
 def detect(ctx: Context) -> list[Item]:
     """Every detector's items for these entries (unsorted, acknowledged ones included)."""
     from . import conflicts, expiry, stale, use

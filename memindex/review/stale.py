@@ -1,24 +1,27 @@
 """`stale`: memories the code moved on from, seen from the working tree and git.
 
-For each active memory, from the commit of its date (`updated_at`, else `created_at`):
+For each active memory (not session summaries, not documents), from the commit of its
+date (`updated_at`, else `created_at`):
 
 * files it names (`related_files`, and paths in its text) that are gone: deleted (with the
   commit), renamed (the new path, followed through later renames), or deleted in the
-  working tree and not yet committed;
+  working tree and not yet committed; a file never tracked is no evidence;
 * names it gives (identifiers, flags, environment variables, code spans, quoted
-  messages: names.py) that the tracked files held at that commit and no longer hold
-  (`git grep`, as whole words, the memory store itself left out);
-* churn: the share of its existing files' lines changed since (evidence only: on the
-  judged sets churn alone said little, docs/evaluation.md).
+  messages: names.py) that the files changed since that commit held then and the working
+  tree's tracked files no longer hold anywhere, as whole words (the memory store and
+  changelogs left out);
+* churn: its files still there changed by at least `review.churn_ratio` of their lines.
 
 What it cannot see: a behaviour that changed under the same names (a timeout from 30 s
-to 5 min, a default flipped, a new option that lifts a limit). Those memories read as
-current; the per-reason recall in docs/evaluation.md says how many there were.
+to 5 min, a default flipped, a new option that lifts a limit), a name removed in edits not
+yet committed. docs/review.md has the per-reason recall on the judged histories.
 
-Bounded: one `git ls-files`, one `git log` of deletions and renames, one `git grep` of
-the working tree for every memory's names at once, one `git grep` per commit of a memory
-date (at most COMMITS_MAX, the rest mapped to the nearest later one), one `git diff
---numstat` per such commit; all within `review.git_timeout_s`.
+Bounded: one `git ls-files`, one `git log` of deletions and renames, per commit of a
+memory date (at most COMMITS_MAX, the others mapped to the nearest later one) one `git
+diff --name-only`, one `git cat-file --batch` of the files changed since and one grep of
+them for the memories' names, then one grep of the working tree for the names found, and
+one `git diff --numstat`; all within `review.git_timeout_s`. The names each memory gives
+are extracted once per memory (review/cache.py).
 """
 
 from __future__ import annotations

@@ -203,30 +203,40 @@ class Topic:
     """A text's query plans, made once for every memory it is measured against; with a
     StoreWide (`store`, and `own`: the text's own memory there), measured through it."""
 
-    __slots__ = ("text", "params", "plan", "exact", "store", "own")
+    __slots__ = ("text", "params", "plan", "_exact", "store", "own", "_conn")
 
     def __init__(self, conn: sqlite3.Connection, text: str, params: Any, store: StoreWide | None = None,
                  own: int | None = None) -> None:
         from ..retrieval.query import plan_query
 
-        counts = store.counts if store is not None else None
-        self.text, self.params, self.store, self.own = text, params, store, own
-        self.plan = plan_query(conn, text, params, counts=counts)
-        self.exact = plan_query(conn, text, params.replace(prefix_mode="none"), counts=counts)
+        self.text, self.params, self.store, self.own, self._conn = text, params, store, own, conn
+        self.plan = plan_query(conn, text, params, counts=store.counts if store is not None else None)
+        self._exact: Any = None
         if self.plan.side_df or self.plan.runs:  # text without spaces: the one-at-a-time path knows `fts_cjk`
             self.store = None
         elif store is not None and own is not None:
             store.add_text(own, text)
 
-    def measure(self, conn: sqlite3.Connection, hit: Any) -> TopicMatch:
+    @property
+    def exact(self) -> Any:
+        """The plan without prefix matching (exact containment: NOOP), made when first asked."""
+        if self._exact is None:
+            from ..retrieval.query import plan_query
+
+            counts = self.store.counts if self.store is not None else None
+            self._exact = plan_query(self._conn, self.text, self.params.replace(prefix_mode="none"), counts=counts)
+        return self._exact
+
+    def measure(self, conn: sqlite3.Connection, hit: Any, exact: bool = True) -> TopicMatch:
         """The measures of one memory (a Hit) against this text: the one test of "same
         topic" that `memindex candidate`, the save path and the review's store-wide check
-        (memindex/review/conflicts.py) share."""
+        (memindex/review/conflicts.py) share (`exact`: also exact containment, NOOP's
+        measure; nan when not asked)."""
         subject = hit.title + " " + " ".join(hit.tags)
         if self.store is None or self.own is None:
             cont = containment(conn, self.plan, hit)
             overlap = title_overlap(conn, subject, self.text, self.params)
-            return TopicMatch(hit, cont, overlap, containment(conn, self.exact, hit))
+            return TopicMatch(hit, cont, overlap, containment(conn, self.exact, hit) if exact else float("nan"))
         from ..retrieval.query import plan_query
 
         store = self.store
@@ -236,7 +246,7 @@ class Topic:
         total = sum(plan.idf(t) for t in plan.df)
         got = sum(plan.idf(t) for t in plan.df if store.has(self.own, plan.expressions[t]))
         return TopicMatch(hit, _share(self.plan, hit.rowid, store.rows), got / total if total > 0 else 0.0,
-                          _share(self.exact, hit.rowid, store.rows))
+                          _share(self.exact, hit.rowid, store.rows) if exact else float("nan"))
 
 
 def same_topic(conn: sqlite3.Connection, text: str, params: Any, categories: tuple[str, ...] = (),
