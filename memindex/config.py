@@ -284,6 +284,9 @@ LOOSER: dict[str, str] = {
     "review.background": "up",  # runs git over the working tree in the background
     "review.interval_s": "down",
     "review.code": "up",
+    "review.conflict_budget_s": "up",  # CPU time a run
+    "review.notes": "up",  # words added to the block the model reads
+    "review.churn_ratio": "down",  # a lower ratio notes more memories
     "review.skip_dead": "down",  # off injects memories the review found dead
     "review.git_timeout_s": "up",  # a record kept on this machine: a repository may turn it off, not on
     "documents.claude_memory": "up",  # files outside the repository  # "shared" publishes session text in the repository's history
