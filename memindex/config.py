@@ -161,6 +161,12 @@ SPEC: dict[str, object] = {
         # a running session's summary is rewritten at most this often (Stop fires after every
         # turn); the turn that ends the session is always captured, at most this much later
         "min_interval_s": Leaf(30.0, 0.0, 3600.0),
+        # captured summaries kept as they are: the newest keep_sessions, none older than
+        # keep_days (0: no limit); the others are folded into one digest a month
+        # ("fold") or archived ("archive"), by the capture job (memindex/capture/fold.py)
+        "keep_sessions": Leaf(50, 0, 1_000_000),
+        "keep_days": Leaf(90, 0, 36_500),
+        "older": Leaf("fold", choices=("fold", "archive")),
     },
     "categories": {
         cat: {
@@ -198,6 +204,33 @@ SPEC: dict[str, object] = {
         "paths": Leaf({}, kind=dict),
         # Claude Code's auto memory notes of this project (outside the repository)
         "claude_memory": Leaf(False),
+    },
+    "review": {
+        # record what each session was shown of the store and which memories the model then
+        # opened, in this user's state folder (memindex/usage.py); never in the repository
+        "usage": Leaf(True),
+        # a memory shown at least this often, in at least this many sessions, and never opened
+        # is an `unused` review item
+        "unused_min_shown": Leaf(5, 1, 100_000),
+        "unused_min_sessions": Leaf(3, 1, 100_000),
+        # SessionStart starts a background `memindex review --refresh` (the checks, git's too)
+        # when the last one is older than interval_s
+        "background": Leaf(True),
+        # the prompt hook says "(may be stale: ...)" after a memory the last review found stale,
+        # and leaves out one that is clearly dead (every file it names deleted, half its names gone)
+        "notes": Leaf(True),
+        "skip_dead": Leaf(True),
+        # staleness from the working tree and git (memindex/review/stale.py), within this budget
+        "code": Leaf(True),
+        "git_timeout_s": Leaf(20.0, 1.0, 600.0),
+        # a memory whose files (those still there) changed by at least this share of their
+        # lines since it was written is `stale` too; 0 turns churn off as a reason (it stays
+        # evidence of the other reasons)
+        "churn_ratio": Leaf(1.0, 0.0, 100.0),
+        # the store-wide duplicate and contradiction check measures pairs (the save path's
+        # same-topic test) for at most this long a run; measures are kept, the rest come next run
+        "conflict_budget_s": Leaf(1.0, 0.1, 600.0),
+        "interval_s": Leaf(3600.0, 60.0, 30 * 86400.0),
     },
     "watch": {
         "debounce_ms": Leaf(400, 10, 60_000),
@@ -249,6 +282,15 @@ LOOSER: dict[str, str] = {
     "capture.save_prompt_scorer": "up",
     "capture.enabled": "up",
     "capture.location": "any",  # "shared" publishes session text in the repository's history
+    "review.usage": "up",
+    "review.background": "up",  # runs git over the working tree in the background
+    "review.interval_s": "down",
+    "review.code": "up",
+    "review.conflict_budget_s": "up",  # CPU time a run
+    "review.notes": "up",  # words added to the block the model reads
+    "review.churn_ratio": "down",  # a lower ratio notes more memories
+    "review.skip_dead": "down",  # off injects memories the review found dead
+    "review.git_timeout_s": "up",  # a record kept on this machine: a repository may turn it off, not on
     "documents.claude_memory": "up",  # Claude Code's auto memory: files outside the repository
 }
 

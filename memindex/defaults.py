@@ -15,7 +15,7 @@ DATA_DIR = os.path.join(PACKAGE_DIR, "data")
 SCHEMA_VERSION = "1.0"
 # Bump when the index layout or the text it stores changes: every writer rebuilds an index
 # whose PRAGMA user_version differs, every reader reports it.
-INDEX_VERSION = 15
+INDEX_VERSION = 16
 
 MEMORY_DIR = (".claude", "memory")
 INDEX_FILE = ".index.db"
@@ -315,3 +315,9 @@ SECTION_DECAY = 0.5  # a document's n-th best matching section adds this power n
 FORMS_WEIGHT = 1.0  # the `forms` column (identifiers in their other spelling) weighs as the body does
 DOC_POOL_MIN = 100  # documents to read from which sync parses them in a pool of processes
 DOC_POOL_MAX = 4  # ... of at most this many
+
+# --- use, measured (memindex/usage.py): per user, outside the repository ---
+USAGE_SESSION_MAX_BYTES = 262_144  # one session's use log stops growing here (about 250 prompts)
+USAGE_MAX_SESSIONS = 400  # session logs kept per store, newest first...
+USAGE_TTL_DAYS = 180  # ... and none untouched for longer than this
+USAGE_READ_MAX_BYTES = 33_554_432  # a reader reads at most this much of them, newest first

@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memindex"
 # What the prompt hook may load (it runs `python3 -I -S`: standard library and these).
 HOOK_ALLOWED = {
     "memindex", "memindex.defaults", "memindex.errors", "memindex.lean", "memindex.config", "memindex.trust",
-    "memindex.runtime", "memindex.background",
+    "memindex.runtime", "memindex.usage", "memindex.background",
     "memindex.text", "memindex.text.words", "memindex.text.cjk", "memindex.text.render",
     "memindex.text.identifiers",  # through index.rows, the writer side the index package loads only for writers
     "memindex.store", "memindex.store.paths", "memindex.store.rootfs", "memindex.store.marker", "memindex.store.ids",
@@ -29,11 +29,11 @@ HOOK_ALLOWED = {
     "memindex.retrieval", "memindex.retrieval.query", "memindex.retrieval.legacy", "memindex.retrieval.hits",
     "memindex.retrieval.cjk_search", "memindex.retrieval.related", "memindex.semantic", "memindex.semantic.client",
     "memindex.relevance", "memindex.relevance.explain", "memindex.policy", "memindex.policy.inject",
-    "memindex.policy.prompt", "memindex.policy.transcript", "memindex.policy.dense",
+    "memindex.policy.prompt", "memindex.policy.transcript", "memindex.policy.dense", "memindex.policy.staleness",
     "memindex.capture", "memindex.capture.triage", "memindex.capture.turn", "memindex.capture.asked",
     "memindex.capture.schedule", "memindex.capture.score", "memindex.capture.sentences", "memindex.capture.prompts",
     "memindex.hook", "memindex.hook.__main__", "memindex.hook.file", "memindex.hook.session",
-    "memindex.hook.clients",
+    "memindex.hook.clients", "memindex.review", "memindex.review.pending", "memindex.review.acks", "memindex.lazy",
 }
 # The flow, bottom to top (../shared/design/layout.md): files -> index -> retrieval -> policy
 # -> adapters. A package (or top-level module) imports only from its own layer and those
@@ -42,7 +42,7 @@ LAYERS: list[set[str]] = [
     {"memindex", "defaults", "errors", "lean", "lazy"},  # leaves
     {"text"},  # words, CJK bigrams, the line format: used to index and to answer
     {"store"},  # the memory files, the root, markers, secrets in a memory's text
-    {"runtime"}, {"trust"}, {"config"}, {"background"},  # this user's folders; settings read once; detached jobs
+    {"runtime"}, {"usage"}, {"trust"}, {"config"}, {"background"},  # this user's folders; settings read once; detached jobs
     {"index"},  # the derived index: its only writer (sync), readers, freshness, provenance
     {"retrieval"},  # ranking: query, CJK search, the old matcher
     {"semantic"},  # the optional dense channel and its worker
@@ -50,6 +50,7 @@ LAYERS: list[set[str]] = [
     {"write"},  # save, update, retire
     {"relevance"}, {"policy"},  # what the assistant is shown; recall for every adapter
     {"importers"}, {"capture"},  # what fills the store
+    {"review"},  # what keeps it true: stale, conflicting, duplicate, unused memories; the actions
     {"doctor"},  # the report across every layer
     {"hook", "mcp", "cli", "__main__"},  # adapters (`python -m memindex` is the CLI's other door)
     {"evaluation"},  # developer tools over all of it
@@ -273,6 +274,10 @@ OPEN_ALLOWED: dict[str, str] = {
     "memindex.store.secrets": "package data (data/secret_patterns.json)",
     "memindex.config._read_user": "the user's own config (~/.config/memindex), outside every root; a dotfiles link is fine",
     "memindex.trust": "the user's trust record (~/.local/state/memindex), outside every root",
+    "memindex.review.acks": "the user's review acknowledgments (~/.local/state/memindex/review), outside every root",
+    "memindex.review.names._data": "package data (data/review.json)",
+    "memindex.review.cache": "the review's per-user caches (~/.local/state/memindex/review), outside every root",
+    "memindex.review.stale._lines": "a tracked file of the project, to count its lines (read-only, bounded)",
     "memindex.capture.triage.data": "package data (data/triage.json)",
     "memindex.capture.score.model": "package data (data/triage_model.json, the triage scorer's weights)",
     "memindex.relevance": "package data (data/relevance.json, the relevance model's weights)",

@@ -70,6 +70,7 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
         watcher_pid=watcher_pid(root),
         worker=_worker(root),
         config={"source": cfg.source, "trust": cfg.trust, "asks_for_more": cfg.more, "ignored": cfg.ignored},
+        use=_use(root, cfg),
     )
     if args.json:
         emit_json(info)
@@ -95,6 +96,10 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
         print(f"  {category:<16} {parts or '0'}")
     _print_documents(info["documents"])
     _print_refused(info["refused"])
+    if info["use"] is not None:
+        u = info["use"]
+        print(f"use:      {u['memories_shown']} memories shown to the model, {u['memories_opened']} opened, "
+              f"{u['shown_never_opened']} shown and never opened (your sessions; `memindex review`)")
     return 0
 
 
@@ -114,6 +119,16 @@ def _print_documents(docs: dict[str, Any]) -> None:
         print(f"  not indexed: {shown_path(path)}: {why}")
     if len(docs["not_indexed"]) > 10:
         print(f"  ... and {len(docs['not_indexed']) - 10} more (`memindex status --json`)")
+
+
+def _use(root: str, cfg: Config) -> dict[str, Any] | None:
+    """This user's use of the store (memindex/usage.py), or None when review.usage is off."""
+    if not cfg["review.usage"]:
+        return None
+    from .. import usage
+
+    uses = usage.counts(root)
+    return {**usage.summary(uses), "folder": usage.folder(root)}
 
 
 def _print_refused(refused: dict[str, str]) -> None:

@@ -346,7 +346,7 @@ def get_meta(conn: sqlite3.Connection) -> dict[str, object]:
 
 _PROBES = (
     ("documents", "rowid"), ("invalid", "path"), ("meta", "key"), ("tag_index", "tag"), ("file_index", "name"), ("fts", "rowid"),
-    ("vectors", "doc"), ("fts_cjk", "rowid"),
+    ("vectors", "doc"), ("fts_cjk", "rowid"), ("review", "key"),
 )
 _PROBE = "SELECT " + ", ".join(f"(SELECT {column} FROM {table} LIMIT 1)" for table, column in _PROBES)  # one statement
 

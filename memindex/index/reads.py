@@ -188,6 +188,45 @@ def changed_since(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, 
     ))
 
 
+# --- what the last review found (memindex/review): the `review` table holds one row per
+# item, for the memory as it was then (a row whose memory's mtime_ns moved since is not
+# used); `note` is the prompt hook's few words, `dead` leaves the memory out of its block.
+
+REVIEW_COLUMNS = "r.doc, r.path, r.kind, r.key, r.basis, r.reason, r.evidence, r.suggested, r.other_path, r.note, r.dead"
+
+
+def review_notes(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, tuple[str, bool]]:
+    """rowid -> (the prompt hook's note, whether the memory is clearly dead) for these
+    memories, from review rows of the memory as it is now (same mtime)."""
+    out: dict[int, tuple[str, bool]] = {}
+    for doc, note, dead in conn.execute(
+        f"SELECT r.doc, r.note, r.dead FROM review r JOIN documents d ON d.rowid = r.doc"
+        f" WHERE r.doc IN {IN_LIST} AND r.note IS NOT NULL AND r.mtime_ns = d.mtime_ns ORDER BY r.dead DESC, r.key",
+        (json_list(rowids),),
+    ):
+        if doc not in out:
+            out[doc] = (note, bool(dead))
+    return out
+
+
+def review_entries(conn: sqlite3.Connection) -> list[tuple]:
+    """(rowid, path, mtime_ns, size, category, title, tags, created_at, updated_at,
+    related_files) of every active memory and document section, in path order: what a
+    review reads."""
+    return conn.execute(
+        "SELECT rowid, path, mtime_ns, size, category, title, tags, created_at, updated_at, related_files FROM documents"
+        " WHERE record_status = 'active' ORDER BY path"
+    ).fetchall()
+
+
+def review_rows(conn: sqlite3.Connection) -> list[tuple]:
+    """Every review row still about its memory as it is (REVIEW_COLUMNS, in key order)."""
+    return conn.execute(
+        f"SELECT {REVIEW_COLUMNS} FROM review r JOIN documents d ON d.rowid = r.doc"
+        f" WHERE r.mtime_ns = d.mtime_ns ORDER BY r.key"
+    ).fetchall()
+
+
 def vectors_version(conn: sqlite3.Connection) -> int:
     """The index's `vectors_version` stamp as the worker reads it (`index.vectors.version`:
     0 when never set or unreadable)."""

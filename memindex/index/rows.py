@@ -121,6 +121,7 @@ def remove(conn: sqlite3.Connection, paths: Iterable[str]) -> int:
             conn.execute("DELETE FROM tag_index WHERE doc = ?", (row[0],))
             conn.execute("DELETE FROM file_index WHERE doc = ?", (row[0],))
             delete_vectors(conn, [row[0]])
+            conn.execute("DELETE FROM review WHERE doc = ?", (row[0],))
             conn.execute("DELETE FROM documents WHERE rowid = ?", (row[0],))
             removed += 1
         conn.execute("DELETE FROM invalid WHERE path = ?", (rel,))
@@ -170,3 +171,14 @@ def newest_session(conn: sqlite3.Connection) -> str:
     row = conn.execute("SELECT max(updated_at) FROM documents WHERE category = 'session_summary'"
                        " AND record_status = 'active' AND updated_at != ''").fetchone()
     return row[0] or ""
+
+
+def replace_review(conn: sqlite3.Connection, rows: Iterable[tuple]) -> None:
+    """The review's findings in place of the last ones (inside the caller's transaction):
+    (doc, path, mtime_ns, kind, key, basis, reason, evidence JSON, suggested, other_path,
+    note, dead)."""
+    conn.execute("DELETE FROM review")
+    conn.executemany(
+        "INSERT OR REPLACE INTO review(doc, path, mtime_ns, kind, key, basis, reason, evidence, suggested, other_path,"
+        " note, dead) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows,
+    )

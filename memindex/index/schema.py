@@ -65,5 +65,8 @@ CREATE TABLE sources(
     error TEXT,
     supersedes TEXT
 );
+-- The review's findings (memindex/review): what needs a human or the model, per memory.
+CREATE TABLE review(doc INTEGER NOT NULL, path TEXT NOT NULL, mtime_ns INTEGER NOT NULL, kind TEXT NOT NULL, key TEXT PRIMARY KEY,
+    basis TEXT, reason TEXT, evidence TEXT, suggested TEXT, other_path TEXT, note TEXT, dead INTEGER DEFAULT 0) WITHOUT ROWID;
 """
-TABLES = ("fts_vocab", "fts", "fts_cjk", "documents", "invalid", "meta", "tag_index", "file_index", "vectors", "sources")
+TABLES = ("fts_vocab", "fts", "fts_cjk", "documents", "invalid", "meta", "tag_index", "file_index", "vectors", "sources", "review")

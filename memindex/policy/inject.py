@@ -84,6 +84,14 @@ class Decision:
             self._rule = self._rule()
         return self._rule
 
+    @property
+    def brief(self) -> str:
+        """Why, without wording it: the rule when it is already words, else the relevance
+        model's probability (the use log's reason; `explain` gives the features)."""
+        if not callable(self._rule):
+            return self._rule
+        return f"P(relevant) {self.probability:.2f}" if self.probability is not None else "relevance model"
+
 
 class Outcome:
     """The memories to inject, and a Decision for every memory considered."""

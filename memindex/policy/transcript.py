@@ -226,9 +226,9 @@ def injected_paths(content: str) -> list[str]:
                 found.append(path)
                 pos = end
                 continue
-            if content.startswith(" #tags:", end):
+            if content.startswith(" #tags:", end) or content.startswith(" (", end):  # tags, or a review note
                 found.append(path)
-                pos = end + 7
+                pos = end + 2
                 continue
         pos = i + 1
     return found

@@ -109,9 +109,13 @@ def memory_line(category: str, title: str, path: str, tags: list[str], xml: bool
 BLOCK_LIMIT = 8000  # characters; Claude Code caps hook output at 10,000
 
 
-def memory_context(hits: list, prefix: str, limit: int = BLOCK_LIMIT) -> str:
-    """The hook's block: one escaped line per memory, no bodies, under `limit` characters.
-    Empty when there is nothing to say."""
+NOTE_MAX = 120  # characters of a memory's note in the block
+
+
+def memory_context(hits: list, prefix: str, notes: dict[str, str] | None = None, limit: int = BLOCK_LIMIT) -> str:
+    """The hook's block: one escaped line per memory, no bodies, under `limit` characters;
+    `notes` (path -> a few words: "may be stale: x.py was deleted") go after the line, in
+    parentheses. Empty when there is nothing to say."""
     head = f'<memory-context source="{escape(prefix, quote=True)}">'
     tail = "</memory-context>"
     lines: list[str] = []
@@ -121,6 +125,9 @@ def memory_context(hits: list, prefix: str, limit: int = BLOCK_LIMIT) -> str:
         if path is None:
             continue
         line = memory_line(hit.category, hit.title, path, hit.tags, xml=True)
+        note = (notes or {}).get(hit.path)
+        if note:
+            line += f" ({escape(sanitize_title(note, limit=NOTE_MAX))})"
         if size + len(line) + 1 > limit:
             break
         lines.append(line)
