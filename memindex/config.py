@@ -1,5 +1,5 @@
 """Read and validate the settings once: the defaults, the user's own config, the
-environment, and `<root>/memory-config.json` (the project's, untrusted).
+environment, `<root>/memory-config.json` (the project's, untrusted).
 
 A wrong type or value never crashes anything: it yields one warning and the default. A
 project's config may make memindex do less, never more (LOOSER, `memindex trust`); a
@@ -49,7 +49,9 @@ class Leaf:
             return None, None
         want = self.kind or type(self.default)
         if want is dict:
-            return _paths(value)
+            from .store.paths import check_doc_paths
+
+            return check_doc_paths(value)
         if want is bool:
             if isinstance(value, bool):
                 return value, None
@@ -75,25 +77,6 @@ class Leaf:
         if self.choices and value not in self.choices:
             return self.default, f"{short(value)} is not one of {', '.join(self.choices)}"
         return value, None
-
-
-def _paths(value: object) -> tuple[object, str | None]:
-    """`documents.paths`: {path relative to the project: kind}; entries that cannot be used
-    are left out, and named."""
-    from .defaults import DOC_KINDS
-    from .store.paths import check_doc_path
-
-    if not isinstance(value, dict):
-        return {}, f"expected an object of path: kind, got {short(value)}"
-    kept: dict[str, str] = {}
-    bad: list[str] = []
-    for rel, kind in value.items():
-        why = check_doc_path(rel) or (None if kind in DOC_KINDS else f"{short(kind)} is not one of {', '.join(DOC_KINDS)}")
-        if why:
-            bad.append(f"{short(rel)}: {why}")
-        else:
-            kept[rel] = kind  # type: ignore[index]
-    return kept, ("; ".join(bad[:3]) + (f" (and {len(bad) - 3} more)" if len(bad) > 3 else "")) if bad else None
 
 
 SPEC: dict[str, object] = {
@@ -126,9 +109,7 @@ SPEC: dict[str, object] = {
             "title": Leaf(5.0, 0.0, 1000.0),
             "tags": Leaf(3.0, 0.0, 1000.0),
             "body": Leaf(1.0, 0.0, 1000.0),
-            # a memory's `questions` (written at save time). 0.25: within noise on every set's dev
-            # slice (0.5 reached the bound on sedge, 1.0 passed it on cedar; docs/evaluation.md,
-            # "Questions at save time")
+            # a memory's `questions` (written at save time; docs/evaluation.md, "Questions at save time")
             "questions": Leaf(0.25, 0.0, 1000.0),
         },
         "transcript_context": {
@@ -161,8 +142,8 @@ SPEC: dict[str, object] = {
         # a running session's summary is rewritten at most this often (Stop fires after every
         # turn); the turn that ends the session is always captured, at most this much later
         "min_interval_s": Leaf(30.0, 0.0, 3600.0),
-        # captured summaries kept as they are: the newest keep_sessions, none older than
-        # keep_days (0: no limit); the others are folded into one digest a month
+        # captured summaries kept as they are: the newest keep_sessions and all of the last
+        # keep_days (0: that limit off); the others are folded into one digest a month
         # ("fold") or archived ("archive"), by the capture job (memindex/capture/fold.py)
         "keep_sessions": Leaf(50, 0, 1_000_000),
         "keep_days": Leaf(90, 0, 36_500),

@@ -5,7 +5,7 @@ place, prompts written blind) against bm25s over the same files' raw text, in on
     python scripts/eval_docs.py                       # every set with prompts (not the FINAL ones), dev slice
     python scripts/eval_docs.py --slice held-out      # the held-out slices
     python scripts/eval_docs.py --sets jabref-adr --kinds
-    python scripts/eval_docs.py --final               # the collections kept for one measurement at the end
+    python scripts/eval_docs.py --final --through-hook  # the collections kept for one measurement at the end
 
 Search: Recall@5 of the grade-2 documents, Recall@10, nDCG@10. Hook (the prompt hook's
 policy, in process): precision of the documents injected, recall of the grade-2 ones, share
@@ -33,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--final", action="store_true", help="the FINAL collections (measured once, at the end)")
     parser.add_argument("--kinds", action="store_true", help="per prompt kind")
     parser.add_argument("--rules", action="store_true", help="also the hand-set rules")
+    parser.add_argument("--through-hook", action="store_true",
+                        help="also each prompt through the real prompt hook (a process per prompt, as Claude Code runs it)")
     args = parser.parse_args(argv)
     slugs = args.sets or (list(docsets.FINAL) if args.final else docsets.available())
     variants = [docsets.DEFAULT] + ([docsets.RULES] if args.rules else [])
@@ -44,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
             queries = docsets.slice_of(ds, "all" if args.final else args.slice)
             results = docsets.run_memindex(ds, queries, variants, Path(tmp))
             base = docsets.bm25s_ranks(ds, queries)
+            if args.through_hook:
+                results["memindex, through the real hook"] = {"rank": results[docsets.DEFAULT.name]["rank"],
+                                                              "inject": docsets.run_hook(ds, queries, Path(tmp))}
             build = results.pop("_build")
             d = build["report"] or {}
             print(f"{slug}: {d.get('files', 0)} files, {d.get('files', 0) - d.get('not_indexed', 0)} indexed,"

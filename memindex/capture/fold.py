@@ -1,5 +1,6 @@
-"""Captured session summaries do not pile up: past `capture.keep_sessions` (the newest
-kept) or `capture.keep_days`, the older ones are folded into one digest per month (a
+"""Captured session summaries do not pile up: the newest `capture.keep_sessions` and every
+one of the last `capture.keep_days` stay as they are (a user back from a long break still
+finds their last sessions); the others are folded into one digest per month (a
 session summary listing each session's day, goal, outcome and the memories it saved;
 its files as related files), then archived with the digest named in the reason; or,
 with `capture.older: "archive"`, archived alone. Archived summaries stay on disk, out of
@@ -48,7 +49,8 @@ def due(root: str, cfg: Config, now: datetime | None = None) -> list[str]:
         rows = _captured(conn)
     finally:
         conn.close()
-    return [path for i, (path, _, updated) in enumerate(rows) if (keep > 0 and i >= keep) or (cutoff and updated < cutoff)]
+    return [path for i, (path, _, updated) in enumerate(rows)
+            if (keep <= 0 or i >= keep) and (not cutoff or updated < cutoff)]
 
 
 def fold(root: str, cfg: Config, now: datetime | None = None) -> dict[str, Any]:

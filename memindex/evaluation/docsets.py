@@ -205,3 +205,33 @@ def store(ds: DocSet, tmp: Path):  # type: ignore[no-untyped-def]
 
     root = build_project(ds, tmp / ds.slug)
     return Store(ds.slug, ds.slug, root, ds.queries, {"documents": {"paths": ds.registered}})
+
+
+def run_hook(ds: DocSet, queries: list[dict], tmp: Path) -> dict[str, list[str]]:
+    """What the real prompt hook (the command hooks/hooks.json gives Claude Code, a new
+    process per prompt, JSON on stdin) injects for each query, as collection files; a
+    follow-up's earlier prompts go in a transcript the hook reads, as Claude Code writes it."""
+    import subprocess
+
+    from memindex.config import parse_config
+    from memindex.index.sync import sync
+
+    from .bench import hook_command
+    from .hookrun import block_paths
+    from .memory import earlier_turns
+
+    project = tmp / f"hook-{ds.slug}"
+    root = build_project(ds, project)
+    sync(root, parse_config({"documents": {"paths": ds.registered}}))
+    command = hook_command(REPO)
+    out: dict[str, list[str]] = {}
+    for q in queries:
+        payload = {"prompt": q["query"], "cwd": str(project), "session_id": f"eval-{q['id']}",
+                   "hook_event_name": "UserPromptSubmit"}
+        if q.get("transcript"):
+            path = tmp / f"{q['id']}.jsonl"
+            earlier_turns(path, q)
+            payload["transcript_path"] = str(path)
+        done = subprocess.run(command, input=json.dumps(payload).encode(), capture_output=True, timeout=60, cwd=project)
+        out[q["id"]] = list(dict.fromkeys(p.rpartition("#")[0] or p for p in block_paths(done.stdout.decode(), ".claude/memory/")))
+    return out

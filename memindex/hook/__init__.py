@@ -135,7 +135,7 @@ def on_prompt(data: dict) -> str:
         if not freshen.build_missing_index(root, note, rebuild=True):
             raise Quiet("a rebuild was started") from None
         outcome = _answer(root, prompt, cfg, options)
-    from ..text.render import memory_context
+    from ..text.render import memory_context, shown
 
     outcome, notes = outcome
     hits = outcome.hits
@@ -145,7 +145,7 @@ def on_prompt(data: dict) -> str:
     if (cfg["retrieval.tool_anchors"] and cfg["retrieval.file_anchors"]) or cfg["capture.save_prompts"]:
         from .. import runtime as memo
 
-        memo.remember(data.get("session_id"), prompt, turns, [prefix + h.path for h in hits])
+        memo.remember(data.get("session_id"), prompt, turns, [shown(prefix, h.path) or "" for h in hits])
     if cfg["review.usage"]:
         from .. import usage
 

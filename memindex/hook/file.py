@@ -71,13 +71,13 @@ def answer(data: dict, root: str, note: Callable[[str], None]) -> str:
         hits = on_file(conn, path, prompt, cfg, turns=turns, session=session, shown_prefix=prefix).hits
     finally:
         conn.close()
-    from ..text.render import memory_context
+    from ..text.render import memory_context, shown
 
     block = memory_context(hits, prefix)
     if not block:
         return ""
     if left is not None:
-        memo.add_shown(session_id, left, [prefix + h.path for h in hits])
+        memo.add_shown(session_id, left, [shown(prefix, h.path) or "" for h in hits])
     from ..lean import dumps
 
     return dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": block}}) + "\n"

@@ -159,6 +159,24 @@ def is_current(conn: sqlite3.Connection, root: str | os.PathLike[str], doc_paths
     return stored is not None and stored == stat_fingerprint(root) and documents_current(conn, root, doc_paths)
 
 
+def documents_moved(root: str | os.PathLike[str], doc_paths: object) -> bool:
+    """Have the registered documents changed since the last sync (`documents_current`)? For
+    `memindex watch`, whose observer sees the memory root only; True on a damaged record."""
+    from .db import open_reader
+    from ..errors import IndexUnavailable
+
+    try:
+        conn = open_reader(root)
+    except IndexUnavailable:
+        return False  # the missing index is the watcher's own case
+    try:
+        return not documents_current(conn, root, doc_paths)
+    except sqlite3.Error:
+        return True
+    finally:
+        conn.close()
+
+
 def documents_current(conn: sqlite3.Connection, root: str | os.PathLike[str], doc_paths: object = None) -> bool:
     """Does the index hold the registered documents as they are: what is registered
     (`doc_paths`, when the caller has the settings), their folders, and every file's stat?

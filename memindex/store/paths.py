@@ -130,6 +130,25 @@ def check_doc_path(rel: object) -> str | None:
     return None
 
 
+def check_doc_paths(value: object) -> tuple[dict[str, str], str | None]:
+    """`documents.paths` as config.py takes it: {path relative to the project: kind}, each
+    entry that cannot be used left out and named (the warning)."""
+    from ..defaults import DOC_KINDS
+    from ..errors import short
+
+    if not isinstance(value, dict):
+        return {}, f"expected an object of path: kind, got {short(value)}"
+    kept: dict[str, str] = {}
+    bad: list[str] = []
+    for rel, kind in value.items():
+        why = check_doc_path(rel) or (None if kind in DOC_KINDS else f"{short(kind)} is not one of {', '.join(DOC_KINDS)}")
+        if why:
+            bad.append(f"{short(rel)}: {why}")
+        else:
+            kept[rel] = kind
+    return kept, ("; ".join(bad[:3]) + (f" (and {len(bad) - 3} more)" if len(bad) > 3 else "")) if bad else None
+
+
 def inside(path: str, root_real: str) -> bool:
     """Is a resolved path the root or below it?"""
     return path == root_real or path.startswith(root_real.rstrip(os.sep) + os.sep)

@@ -45,6 +45,7 @@ from ..defaults import (
 )
 from ..errors import WatcherRunning
 from .answer import listen
+from ..index.fresh import documents_moved
 from .events import Batch, EventIntake, schedule
 from ..store.marker import Marker, pid_alive
 from .mounts import needs_polling
@@ -334,8 +335,8 @@ class Watcher(EventIntake):
                 missing_queued = pending is not None and "index missing" in pending.triggers
             if not missing_queued:
                 self.add_change(None, full=True, trigger="index missing")
-        if self._documents_moved():
-            self.add_change(None, full=True, trigger="documents changed")
+        if self.cfg["documents.paths"] and documents_moved(self.root, self.cfg["documents.paths"]):
+            self.add_change(None, full=True, trigger="documents changed")  # (outside the root the observer watches)
         if not self._observer_alive():
             self.log("warning", "the file observer stopped; restarting it", level="warning", during="check")
             self._stop_observer()
@@ -346,25 +347,6 @@ class Watcher(EventIntake):
                 self._give_up("observer failed")
                 return
             self.add_change(None, full=True, trigger="observer restarted")
-
-    def _documents_moved(self) -> bool:
-        """Have the registered documents (memindex/store/documents.py: outside the memory
-        root, which the observer watches) changed since the last sync? Checked every CHECK_S
-        by their folders and files' stats, as `search` checks them."""
-        from .. import index
-
-        if not self.cfg["documents.paths"]:
-            return False
-        try:
-            conn = index.open_reader(self.root)
-        except index.IndexUnavailable:
-            return False  # the missing index is queued above
-        try:
-            return not index.documents_current(conn, self.root, self.cfg["documents.paths"])
-        except Exception:  # a damaged meta value: the sync it asks for repairs it
-            return True
-        finally:
-            conn.close()
 
     def _reclaim_marker(self) -> None:
         owner = self.marker.owner()

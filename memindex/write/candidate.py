@@ -61,6 +61,7 @@ from ..errors import MemoryFileError, UsageError
 from ..store.paths import display_prefix
 from ..store.files import extract_body, parse_json, read_bytes
 from ..index.reader import open_fresh_reader
+from ..text.render import shown
 from ..text.words import query_terms
 from .validate import clean_title, normalize_category, sha256_hex
 
@@ -323,7 +324,7 @@ def find_candidate(
         best, score, exact = match.hit, match.score, match.exact_containment
         prefix = display_prefix(root)
         answer["match"] = match.to_json()
-        answer["others"] = [{"path": prefix + h.path, "title": clean_title(h.title), "bm25": round(h.score, 3)} for h in hits[1:3]]
+        answer["others"] = [{"path": shown(prefix, h.path) or "", "title": clean_title(h.title), "bm25": round(h.score, 3)} for h in hits[1:3]]
     finally:
         if own:
             conn.close()
