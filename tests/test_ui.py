@@ -192,6 +192,11 @@ def test_browse_filters(page, root: str) -> None:  # type: ignore[no-untyped-def
     assert "0 rows" in page.get("/?status=archived").text
     assert "Flaky CI" not in page.get("/?from=2030-01").text and "Flaky CI" in page.get("/?to=2026-09-04").text
     assert page.get("/?category=nope").status == 400 and page.get("/?page=x").status == 400
+    write_mem(root, "decision", "from-an-adr", "Imported from an ADR", source={"kind": "adr", "path": "docs/adr/0001-x.md"})
+    imported = page.get("/?source=adr").text
+    assert "Imported from an ADR" in imported and "1 row" in imported and "Flaky CI" not in imported
+    assert "Flaky CI" in page.get("/?source=none").text and "Imported from an ADR" not in page.get("/?source=none").text
+    assert '<span class="badge src">adr</span>' in page.get("/?category=decision").text
 
 
 def test_try_a_prompt_gives_explains_answer(page, root: str) -> None:  # type: ignore[no-untyped-def]

@@ -73,48 +73,81 @@ class Filters:
         return cls(cats, status, (query.get("tag") or "").strip()[:100], kind, (query.get("source") or "").strip()[:64],
                    (query.get("file") or "").strip()[:300], dates["from"], dates["to"], order, page)
 
-    def where(self, paths: list[str] | None = None) -> browse.Where:
+    def where(self) -> browse.Where:
         return browse.Where(
             categories=self.categories, statuses=() if self.status == "all" else (self.status,), tag=self.tag or None,
             kind=self.kind, file=self.file or None, updated_from=self.updated_from or None,
-            updated_to=self.updated_to or None, paths=paths)
+            updated_to=self.updated_to or None)
 
 
 class Provenance:
     """path -> `source.kind` ("" when none) of every memory file, each file read once per
-    version (the index's mtime and size of it), through `store.files.read_source`."""
+    version (the index's mtime and size of it), through `store.files.read_source`. The
+    whole table is checked against the index only when the index's rows changed (a count
+    and sums over them: one scan in SQLite)."""
 
     def __init__(self, root: str, max_bytes: int) -> None:
         self.root, self.max_bytes = root, max_bytes
         self._known: dict[str, tuple[int, int, str]] = {}
+        self._key: tuple | None = None
+        self._counts: dict[str, int] = {}
+        self._kinds: dict[str, str] = {}
         self._lock = threading.Lock()
 
     def kinds(self, conn: sqlite3.Connection) -> dict[str, str]:
         from ..store.files import read_source
 
-        stats = browse.all_stats(conn)
+        key = browse.stats_key(conn)
+        with self._lock:
+            if key != self._key:
+                known = self._known
+                fresh: dict[str, tuple[int, int, str]] = {}
+                for rel, mtime, size in browse.all_stats(conn):
+                    have = known.get(rel)
+                    if have is not None and have[0] == mtime and have[1] == size:
+                        fresh[rel] = have
+                        continue
+                    src = read_source(self.root, rel, self.max_bytes)
+                    fresh[rel] = (mtime, size, (src or {}).get("kind", ""))
+                self._known, self._key = fresh, key
+                counts: dict[str, int] = {}
+                for _, _, kind in fresh.values():
+                    counts[kind or NO_SOURCE] = counts.get(kind or NO_SOURCE, 0) + 1
+                self._counts = dict(sorted(counts.items()))
+                self._kinds = {rel: v[2] for rel, v in fresh.items()}
+            return self._kinds  # (read-only for callers)
+
+    def of(self, rows: list[tuple]) -> dict[str, str]:
+        """path -> kind for these rows (`browse.ROW_COLUMNS`) only: a file read for each one
+        not known at its version."""
+        from ..store.files import read_source
+
+        out: dict[str, str] = {}
         with self._lock:
             known = self._known
-            fresh: dict[str, tuple[int, int, str]] = {}
-            for rel, mtime, size in stats:
-                have = known.get(rel)
-                if have is not None and have[0] == mtime and have[1] == size:
-                    fresh[rel] = have
-                    continue
+        for row in rows:
+            rel, size, mtime = row[1], row[10], row[11]
+            if rel.startswith("@"):
+                continue
+            have = known.get(rel)
+            if have is None or have[0] != mtime or have[1] != size:
                 src = read_source(self.root, rel, self.max_bytes)
-                fresh[rel] = (mtime, size, (src or {}).get("kind", ""))
-            self._known = fresh
-        return {rel: v[2] for rel, v in fresh.items()}
+                have = (mtime, size, (src or {}).get("kind", ""))
+            out[rel] = have[2]
+        return out
 
     def counts(self, conn: sqlite3.Connection) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for kind in self.kinds(conn).values():
-            out[kind or NO_SOURCE] = out.get(kind or NO_SOURCE, 0) + 1
-        return dict(sorted(out.items()))
+        self.kinds(conn)
+        return dict(self._counts)
 
-    def paths(self, conn: sqlite3.Connection, kind: str) -> list[str]:
+    def paths(self, conn: sqlite3.Connection, kind: str) -> set[str]:
         want = "" if kind == NO_SOURCE else kind
-        return [rel for rel, k in self.kinds(conn).items() if k == want]
+        return {rel for rel, k in self.kinds(conn).items() if k == want}
+
+    def ready(self) -> bool:
+        """Whether `kinds` answers without reading every file first (the first run, done
+        in the background at start-up, has finished)."""
+        return self._key is not None
 
 
 def row_json(row: tuple, prefix: str, source: str | None = None, score: float | None = None) -> dict[str, Any]:
@@ -139,12 +172,9 @@ class Page:
 def list_rows(conn: sqlite3.Connection, prefix: str, filters: Filters, provenance: Provenance | None,
               per_page: int = UI_PAGE_ROWS) -> Page:
     """One page of rows under the filters, newest first by default."""
-    kinds = provenance.kinds(conn) if provenance is not None else {}
-    paths = None
-    if filters.source:
-        want = "" if filters.source == NO_SOURCE else filters.source
-        paths = [rel for rel, k in kinds.items() if k == want]
-    total, rows = browse.page(conn, filters.where(paths), filters.order, per_page, (filters.page - 1) * per_page)
+    among = provenance.paths(conn, filters.source) if filters.source and provenance is not None else None
+    total, rows = browse.page(conn, filters.where(), filters.order, per_page, (filters.page - 1) * per_page, among)
+    kinds = provenance.of(rows) if provenance is not None else {}
     pages = max(1, -(-total // per_page))
     return Page([row_json(r, prefix, kinds.get(r[1]) or None) for r in rows], total, filters.page, pages)
 
@@ -159,14 +189,14 @@ def facets(conn: sqlite3.Connection, provenance: Provenance | None) -> dict[str,
     memories, documents = browse.kind_counts(conn)
     return {
         "categories": by, "tags": browse.top_tags(conn, UI_TOP_TAGS), "memories": memories, "documents": documents,
-        "sources": provenance.counts(conn) if provenance is not None else {},
+        "sources": provenance.counts(conn) if provenance is not None and provenance.ready() else None,
     }
 
 
 def with_rows(conn: sqlite3.Connection, prefix: str, hits: list, provenance: Provenance | None) -> list[dict[str, Any]]:
     """Search hits (`policy.recall.search_hits`, in their order) as the page's rows."""
     rows = browse.rows_by_path(conn, [h.path for h in hits])
-    kinds = provenance.kinds(conn) if provenance is not None else {}
+    kinds = provenance.of(list(rows.values())) if provenance is not None else {}
     out = []
     for h in hits:
         row = rows.get(h.path)

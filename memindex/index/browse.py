@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection
+from dataclasses import dataclass
 
 from .reads import IN_LIST, json_list
 
@@ -38,8 +39,6 @@ class Where:
     updated_to: str | None = None
     created_from: str | None = None
     created_to: str | None = None
-    paths: Sequence[str] | None = None  # only these rows (a provenance filter, resolved by the caller)
-    extra: list[str] = field(default_factory=list)
 
     def sql(self) -> tuple[str, list[object]]:
         clauses: list[str] = []
@@ -68,15 +67,30 @@ class Where:
             if hi:  # the whole day (or month, year) it names
                 clauses.append(f"substr(d.{column}, 1, ?) <= ?")
                 args.extend((len(hi), hi))
-        if self.paths is not None:
-            clauses.append(f"d.path IN {IN_LIST}")
-            args.append(json_list(self.paths))
         return "".join(f" AND {c}" for c in clauses), args
 
 
-def page(conn: sqlite3.Connection, where: Where, order: str, limit: int, offset: int) -> tuple[int, list[tuple]]:
-    """(rows matching in all, one page of their `ROW_COLUMNS`)."""
+ORDER_KEYS = {"updated": ("d.updated_at", True), "created": ("d.created_at", True), "title": ("lower(d.title)", False),
+              "path": ("d.path", False)}
+
+
+def page(conn: sqlite3.Connection, where: Where, order: str, limit: int, offset: int,
+         among: Collection[str] | None = None) -> tuple[int, list[tuple]]:
+    """(rows matching in all, one page of their `ROW_COLUMNS`); `among`: only rows with one
+    of these paths (a provenance filter the caller resolved: thousands of paths, matched
+    here rather than bound into the statement)."""
     sql, args = where.sql()
+    if among is not None:
+        column, newest_first = ORDER_KEYS.get(order, ORDER_KEYS["updated"])
+        keyed = [(k, p) for p, k in conn.execute(f"SELECT d.path, {column} FROM documents d WHERE 1{sql}", args) if p in among]
+        keyed.sort(key=lambda kp: kp[1])  # the path breaks ties, as ORDERS does
+        if newest_first:
+            keyed.sort(key=lambda kp: kp[0] or "", reverse=True)
+        else:
+            keyed.sort(key=lambda kp: kp[0] or "")
+        chosen = [p for _, p in keyed[offset: offset + limit]]
+        rows = rows_by_path(conn, chosen)
+        return len(keyed), [rows[p] for p in chosen if p in rows]
     total = conn.execute(f"SELECT count(*) FROM documents d WHERE 1{sql}", args).fetchone()[0]
     rows = conn.execute(
         f"SELECT {ROW_COLUMNS} FROM documents d WHERE 1{sql} ORDER BY {ORDERS.get(order, ORDERS['updated'])}"
@@ -116,6 +130,14 @@ def naming(conn: sqlite3.Connection, refs: Sequence[str]) -> list[tuple]:
         f"SELECT {ROW_COLUMNS} FROM documents d WHERE d.successors IS NOT NULL AND EXISTS"
         f" (SELECT 1 FROM json_each(d.successors) s WHERE s.value IN {IN_LIST}) ORDER BY d.path LIMIT 50",
         (json_list(refs),)).fetchall()
+
+
+def stats_key(conn: sqlite3.Connection) -> tuple:
+    """What changes when any memory file's row does: their count, the sums of their sizes
+    and mtimes (modulo a prime: no overflow), the largest rowid."""
+    return tuple(conn.execute(
+        "SELECT count(*), total(size), total(mtime_ns % 1000000007), max(rowid) FROM documents WHERE path NOT LIKE '@%'"
+    ).fetchone())
 
 
 def all_stats(conn: sqlite3.Connection) -> list[tuple[str, int, int]]:

@@ -86,20 +86,30 @@ class Site:
         return load_config(self.root)
 
     def warm(self) -> None:
-        """Read what the first pages need in the background: every file's provenance, doctor."""
+        """Read what the first pages need in the background: every file's provenance, doctor,
+        and, when the review's checks never ran on this index, those (as SessionStart does;
+        derived data only, and not under --read-only)."""
         def work() -> None:
             from ..index.reader import open_fresh_reader
+            from ..review.queue import last_report, refresh
 
             cfg = self.cfg()
+            checked = True
             try:
                 conn = open_fresh_reader(self.root, cfg)
                 try:
                     self.provenance.kinds(conn)
+                    checked = last_report(conn) is not None
                 finally:
                     conn.close()
-            except (MemindexError, OSError, Exception):  # the page says what is wrong when asked
+            except Exception:  # the page says what is wrong when asked
                 pass
             self.doctor.run(self.root, cfg)
+            if not checked and not self.read_only:
+                try:
+                    refresh(self.root, cfg)
+                except Exception:
+                    pass
 
         threading.Thread(target=work, daemon=True, name="memindex-ui-warm").start()
 

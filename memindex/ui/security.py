@@ -10,7 +10,7 @@ files and errors included.
   `--read-only`; each needs the session's CSRF token in its form, and an `Origin` or
   `Sec-Fetch-Site` header, when the browser sends one, of this page itself.
 - Every answer: no CORS header ever, a Content-Security-Policy that allows no script,
-  no framing, no referrer, no caching, `nosniff`; `Server-Timing` says the server's time.
+  no framing, no referrer to another site, no caching, `nosniff`; `Server-Timing` says the server's time.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ HEADERS = [
     (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),  # (no-referrer makes Chromium send `Origin: null` with a form)
     (b"cache-control", b"no-store"),
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cross-origin-resource-policy", b"same-origin"),

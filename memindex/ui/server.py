@@ -3,6 +3,12 @@
 
 uvicorn serves the socket bound here (so the printed port is the one listening, also for
 port 0: any free port), with its own access log, `Server` header and proxy headers off.
+
+While the page is open it watches the store as `memindex watch` does (the same Watcher, in
+a thread): each page's freshness question is then the watcher's O(1) answer instead of a
+stat of every memory file, and the hooks' and searches' too. When another watcher has the
+root, the pages ask that one; where no watcher can vouch (polling file systems), each page
+makes the stat pass, as `memindex search` does.
 """
 
 from __future__ import annotations
@@ -40,6 +46,29 @@ def server(app, sock: socket.socket):  # type: ignore[no-untyped-def]
     return uvicorn.Server(config)
 
 
+def watch(root: str):  # type: ignore[no-untyped-def]
+    """The root's Watcher and its thread, started (None when it cannot be made)."""
+    from ..errors import WatcherRunning
+    from ..watch.watcher import Log, Watcher
+
+    try:
+        watcher = Watcher(root, log=Log(quiet=True))
+    except Exception:  # no watchdog, an unreadable root: the pages make their stat pass
+        return None
+
+    def run() -> None:
+        try:
+            watcher.run()
+        except WatcherRunning:  # another watcher has the root: the pages ask it
+            pass
+        except Exception:  # the pages make their own stat pass
+            pass
+
+    thread = threading.Thread(target=run, daemon=True, name="memindex-ui-watch")
+    thread.start()
+    return watcher, thread
+
+
 def serve(root: str, *, port: int = 0, open_browser: bool = True, read_only: bool = False) -> int:
     """Serve `root` until interrupted; prints `http://127.0.0.1:PORT/?token=...` first."""
     from .app import create_app
@@ -56,11 +85,15 @@ def serve(root: str, *, port: int = 0, open_browser: bool = True, read_only: boo
         import webbrowser
 
         threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+    watching = watch(root)
     try:
         server(app, sock).run(sockets=[sock])
     except KeyboardInterrupt:  # Ctrl-C: uvicorn has closed the connections and raises the signal again
         pass
     finally:
         sock.close()
+        if watching is not None:  # its sync in progress commits, its marker and socket go
+            watching[0].request_stop("the page stopped")
+            watching[1].join(10)
     print("memindex ui: stopped", file=sys.stderr, flush=True)
     return 0
