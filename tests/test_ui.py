@@ -22,6 +22,7 @@ pytest.importorskip("jinja2")
 pytest.importorskip("uvicorn")
 
 from conftest import REPO, cli_cmd, cli_env, run_cli, write_mem  # noqa: E402
+from memindex.defaults import WATCH_MARKER  # noqa: E402
 from uikit import address_of, form, links, serving  # noqa: E402
 
 FLAKY = "runbooks/flaky-ci-integration-tests-postgres.json"
@@ -347,9 +348,20 @@ def test_memindex_ui_prints_its_address_serves_and_stops_on_ctrl_c(project: Path
         client.login()
         assert "Flaky CI" in client.get("/").text
         assert took < 15  # the budget (1.5 s) is measured by scripts/bench_ui.py on a quiet machine
+        root = project / ".claude" / "memory"
+        marker = root / WATCH_MARKER
+        deadline = time.monotonic() + 20
+        while not marker.exists() and time.monotonic() < deadline:  # its watcher starts after the first page
+            time.sleep(0.1)
+        assert marker.exists()
+        data = json.loads((root / FLAKY).read_text())
+        data["title"] = "Edited in place while the page is open"
+        (root / FLAKY).write_text(json.dumps(data, indent=2))  # in place: no folder's mtime moves
+        assert "Edited in place while the page is open" in client.get("/").text  # what is on disk is what is shown
         proc.send_signal(signal.SIGINT)
         assert proc.wait(10) == 0
         assert proc.stdout.read() == ""  # one line on stdout, nothing more
+        assert not marker.exists()  # the watcher let the root go
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -27,6 +28,7 @@ from ..store.paths import display_prefix, project_of
 from . import templating
 from .security import SESSION_KEY, Guard
 
+WARM_AFTER_S = 5.0  # the background work starts after the first page, or this long after the start
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 NAV = (("/", "Memories"), ("/shown", "What the assistant was shown"), ("/sessions", "Sessions"),
        ("/health", "Health and review"), ("/pictures", "Pictures"))
@@ -81,18 +83,26 @@ class Site:
         cfg = self.cfg()
         self.provenance = Provenance(root, int(cfg["index.max_file_bytes"]))
         self.doctor = Doctor()
+        self.served = threading.Event()  # the first page went out: the background work may start
 
     def cfg(self) -> Config:
         return load_config(self.root)
 
-    def warm(self) -> None:
-        """Read what the first pages need in the background: every file's provenance, doctor,
+    def warm(self, first: Callable[[], object] | None = None) -> None:
+        """In the background, once the first page went out (or after WARM_AFTER_S): `first`
+        (the server's watcher), the templates compiled, every file's provenance, doctor,
         and, when the review's checks never ran on this index, those (as SessionStart does;
-        derived data only, and not under --read-only)."""
+        derived data only, and not under --read-only). The first page does not wait for
+        any of it."""
         def work() -> None:
             from ..index.reader import open_fresh_reader
             from ..review.queue import last_report, refresh
 
+            self.served.wait(WARM_AFTER_S)
+            if first is not None:
+                first()
+            for name in self.env.list_templates():
+                self.env.get_template(name)
             cfg = self.cfg()
             checked = True
             try:
@@ -132,8 +142,10 @@ class Site:
                            title=f"{code}")
 
 
-def create_app(root: str, *, port: int, token: str, read_only: bool = False, warm: bool = True) -> Guard:
-    """The ASGI application for one store behind its Guard (host, token, CSRF, read-only)."""
+def create_app(root: str, *, port: int, token: str, read_only: bool = False, warm: bool = True,
+               first: Callable[[], object] | None = None) -> Guard:
+    """The ASGI application for one store behind its Guard (host, token, CSRF, read-only);
+    `warm`: the background work (`Site.warm`), `first` run first in it."""
     from . import actions, pages
     from .actions import FIELD_MAX
 
@@ -145,6 +157,8 @@ def create_app(root: str, *, port: int, token: str, read_only: bool = False, war
                 return handler(site, request)
             except MemindexError as exc:
                 return site.error(request, exc)
+            finally:
+                site.served.set()
 
         return endpoint
 
@@ -178,5 +192,5 @@ def create_app(root: str, *, port: int, token: str, read_only: bool = False, war
     ]
     app = Starlette(routes=routes)
     if warm:
-        site.warm()
+        site.warm(first)
     return Guard(app, port=port, token=token, read_only=read_only)

@@ -77,7 +77,14 @@ def serve(root: str, *, port: int = 0, open_browser: bool = True, read_only: boo
     sock = bind(port)
     port = sock.getsockname()[1]
     token = new_token()
-    app = create_app(root, port=port, token=token, read_only=read_only)
+    watching: list = []
+    stopped = threading.Event()
+
+    def start_watching() -> None:
+        if not stopped.is_set():
+            watching.append(watch(root))
+
+    app = create_app(root, port=port, token=token, read_only=read_only, first=start_watching)
     url = f"http://{HOST}:{port}/?token={token}"
     print(url, flush=True)
     print(f"memindex ui: {root}{' (read-only)' if read_only else ''}; Ctrl-C stops it", file=sys.stderr, flush=True)
@@ -85,15 +92,16 @@ def serve(root: str, *, port: int = 0, open_browser: bool = True, read_only: boo
         import webbrowser
 
         threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
-    watching = watch(root)
     try:
         server(app, sock).run(sockets=[sock])
     except KeyboardInterrupt:  # Ctrl-C: uvicorn has closed the connections and raises the signal again
         pass
     finally:
+        stopped.set()
         sock.close()
-        if watching is not None:  # its sync in progress commits, its marker and socket go
-            watching[0].request_stop("the page stopped")
-            watching[1].join(10)
+        for started in watching:  # its sync in progress commits, its marker and socket go
+            if started is not None:
+                started[0].request_stop("the page stopped")
+                started[1].join(10)
     print("memindex ui: stopped", file=sys.stderr, flush=True)
     return 0
