@@ -159,6 +159,12 @@ SPEC: dict[str, object] = {
         # a running session's summary is rewritten at most this often (Stop fires after every
         # turn); the turn that ends the session is always captured, at most this much later
         "min_interval_s": Leaf(30.0, 0.0, 3600.0),
+        # captured summaries kept as they are: the newest keep_sessions, none older than
+        # keep_days (0: no limit); the others are folded into one digest a month
+        # ("fold") or archived ("archive"), by the capture job (memindex/capture/fold.py)
+        "keep_sessions": Leaf(50, 0, 1_000_000),
+        "keep_days": Leaf(90, 0, 36_500),
+        "older": Leaf("fold", choices=("fold", "archive")),
     },
     "categories": {
         cat: {
@@ -219,6 +225,9 @@ SPEC: dict[str, object] = {
         # lines since it was written is `stale` too; 0 turns churn off as a reason (it stays
         # evidence of the other reasons)
         "churn_ratio": Leaf(1.0, 0.0, 100.0),
+        # the store-wide duplicate and contradiction check measures pairs (the save path's
+        # same-topic test) for at most this long a run; measures are kept, the rest come next run
+        "conflict_budget_s": Leaf(1.0, 0.1, 600.0),
         "interval_s": Leaf(3600.0, 60.0, 30 * 86400.0),
     },
     "watch": {

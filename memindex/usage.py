@@ -47,8 +47,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
 SESSION_ENV = "CLAUDE_CODE_SESSION_ID"  # what Claude Code gives the commands and MCP servers it starts
-CHANNELS_SHOWN = ("hook", "search", "mcp", "recent")
-CHANNELS_OPENED = ("read", "get", "mcp-get", "bash")
 WHY_MAX = 160  # characters of one decision's reason kept
 
 

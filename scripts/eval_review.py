@@ -221,6 +221,9 @@ def pair_tables(half: str, verbose: bool) -> None:
     print(f"| either (an item at all) | {len(right) / len(both) if both else float('nan'):.2f} ({len(right)}/{len(both)}) | "
           f"{len(right) / len(total):.2f} ({len(right)}/{len(total)}) | |")
     if verbose:
+        for k, v in sorted(found.items(), key=lambda kv: sorted(kv[0])):
+            if k not in judged:
+                print(f"UNJUDGED {v}: " + " | ".join(sorted(k)))
         for p in chosen:
             got = found.get(frozenset((p["a"], p["b"])))
             want = {"duplicate": "duplicate", "contradiction": "conflict"}.get(p["relation"])

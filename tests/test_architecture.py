@@ -287,6 +287,7 @@ OPEN_ALLOWED: dict[str, str] = {
     "memindex.trust": "the user's trust record (~/.local/state/memindex), outside every root",
     "memindex.review.acks": "the user's review acknowledgments (~/.local/state/memindex/review), outside every root",
     "memindex.review.names._data": "package data (data/review.json)",
+    "memindex.review.cache": "the review's per-user caches (~/.local/state/memindex/review), outside every root",
     "memindex.review.stale._lines": "a tracked file of the project, to count its lines (read-only, bounded)",
     "memindex.capture.triage.data": "package data (data/triage.json)",
     "memindex.capture.score.model": "package data (data/triage_model.json, the triage scorer's weights)",

@@ -48,13 +48,16 @@ def kinds(items) -> dict[str, str]:
 def test_expired_items_and_the_json_shape(store: Path) -> None:
     items = review.queue(store, Config())
     assert kinds(items) == {"constraints/freeze-until-march.json": "expired", "decisions/old-queue.json": "expired",
-                            "tech-debt/paid-debt.json": "expired"}
+                            "tech-debt/paid-debt.json": "expired", "runbooks/restart-worker-2.json": "duplicate"}
     out = json.loads(run_cli("--root", str(store), "review", "--json").stdout)
     [freeze] = [i for i in out["items"] if i["path"].endswith("freeze-until-march.json")]
     assert freeze == {"kind": "expired", "path": ".claude/memory/constraints/freeze-until-march.json",
                       "reason": "the constraint expired on 2026-03-01", "evidence": {"expires": "2026-03-01"},
                       "suggested": "retire"}
-    assert {i["suggested"] for i in out["items"]} == {"retire", "archive"}
+    assert {i["suggested"] for i in out["items"]} == {"retire", "archive", "merge"}
+    [dup] = [i for i in out["items"] if i["kind"] == "duplicate"]
+    assert dup["path"] == ".claude/memory/runbooks/restart-worker-2.json"  # the older (same date: by path)
+    assert dup["other_path"] == ".claude/memory/runbooks/restart-worker.json"
     text = run_cli("--root", str(store), "review").stdout
     assert "EXPIRED   .claude/memory/constraints/freeze-until-march.json" in text
     assert "suggested: retire (`memindex retire .claude/memory/constraints/freeze-until-march.json`)" in text
@@ -96,8 +99,8 @@ def test_keep_holds_until_the_evidence_changes(store: Path) -> None:
     assert "runbooks/restart-worker.json" not in kinds(review.queue(store, cfg))
     shown(store, "runbooks/restart-worker.json", sessions=4, times=1)  # more showings alone: still kept
     assert "runbooks/restart-worker.json" not in kinds(review.queue(store, cfg))
-    with pytest.raises(UsageError, match="no review item for runbooks/restart-worker-2.json"):
-        review.keep(store, cfg, "runbooks/restart-worker-2.json")
+    with pytest.raises(UsageError, match="no review item for runbooks/restart-worker.json of kind stale"):
+        review.keep(store, cfg, "runbooks/restart-worker.json", kind="stale")
 
 
 def test_actions_go_through_the_write_path(store: Path) -> None:
@@ -131,14 +134,14 @@ def test_a_document_indexed_in_place_is_edited_not_acted_on(store: Path) -> None
 
 def test_the_index_keeps_the_findings_and_session_start_says_so(store: Path) -> None:
     report = review.refresh(store, Config())
-    assert report["stored"] and report["by_kind"] == {"expired": 3}
+    assert report["stored"] and report["by_kind"] == {"expired": 3, "duplicate": 1}
     cached = review.queue(store, Config(), fresh=False)
     assert kinds(cached) == kinds(review.queue(store, Config()))
     proc = subprocess.run([sys.executable, "-I", "-S", str(HOOK), "session-start"],
                           input=json.dumps({"cwd": str(store.parent.parent), "source": "startup"}).encode(),
                           capture_output=True, timeout=30)
     out = json.loads(proc.stdout)
-    assert out["systemMessage"] == "memindex: 3 memories to review (3 expired): run `memindex review`"
+    assert out["systemMessage"] == "memindex: 4 memories to review (3 expired, 1 duplicate): run `memindex review`"
     assert "hookSpecificOutput" not in out  # the user's message, never the model's context
     review.keep(store, Config(), "constraints/freeze-until-march.json")
     from memindex import index
@@ -146,7 +149,7 @@ def test_the_index_keeps_the_findings_and_session_start_says_so(store: Path) -> 
 
     conn = index.open_reader(store)
     try:
-        assert pending.counts(conn, store) == {"expired": 2}
+        assert pending.counts(conn, store) == {"expired": 2, "duplicate": 1}
     finally:
         conn.close()
     # a memory changed since the check: its stored item is not used

@@ -163,3 +163,22 @@ def test_a_garbled_log_line_is_skipped(tmp_path: Path) -> None:
         fh.write(b'{"t": 1, "e": "shown", "k": ["decisions/b.js\nnot json\n')
     usage.record_shown(root, "one", "mcp", ["decisions/c.json"])
     assert sorted(usage.counts(root)) == ["decisions/a.json", "decisions/c.json"]
+
+
+def test_a_repository_may_turn_the_use_log_off_but_not_on(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memindex.config import load_config
+
+    root = demo / ".claude" / "memory"
+    (root / "memory-config.json").write_text(json.dumps({"review": {"usage": True, "code": True}}))
+    from memindex.config import user_config_path
+
+    user = Path(user_config_path())
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text(json.dumps({"review": {"usage": False, "code": False}}))
+    cfg = load_config(root)
+    assert cfg["review.usage"] is False and cfg["review.code"] is False  # the user said no: the repository cannot say yes
+    assert set(cfg.ignored) == {"review.usage", "review.code"}
+    user.unlink()
+    (root / "memory-config.json").write_text(json.dumps({"review": {"usage": False, "background": False}}))
+    cfg = load_config(root)
+    assert cfg["review.usage"] is False and cfg["review.background"] is False  # less is always allowed

@@ -39,6 +39,12 @@ def capture_transcript(root: str, cfg: Config, transcript: str, *, dry_run: bool
         return {"status": "skipped", "reason": "no user prompt in the transcript", "session_id": session.session_id}
     result = write_summary(root, cfg, memory, dry_run=dry_run)
     result["session_id"] = session.session_id
+    if not dry_run:
+        from .fold import fold
+
+        folded = fold(root, cfg)
+        if folded["folded"] or folded["archived"] or folded["failed"]:
+            result["folded"] = folded
     return result
 
 

@@ -194,10 +194,11 @@ def review_notes(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, t
 
 
 def review_entries(conn: sqlite3.Connection) -> list[tuple]:
-    """(rowid, path, mtime_ns, category, title, tags, created_at, updated_at, related_files)
-    of every active memory and document section, in path order: what a review reads."""
+    """(rowid, path, mtime_ns, size, category, title, tags, created_at, updated_at,
+    related_files) of every active memory and document section, in path order: what a
+    review reads."""
     return conn.execute(
-        "SELECT rowid, path, mtime_ns, category, title, tags, created_at, updated_at, related_files FROM documents"
+        "SELECT rowid, path, mtime_ns, size, category, title, tags, created_at, updated_at, related_files FROM documents"
         " WHERE record_status = 'active' ORDER BY path"
     ).fetchall()
 

@@ -119,8 +119,10 @@ def _quote(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
-def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int | None = None) -> QueryPlan:
-    """Terms, their document frequencies, and the bounded set actually queried."""
+def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int | None = None,
+               counts: dict | None = None) -> QueryPlan:
+    """Terms, their document frequencies, and the bounded set actually queried (`counts`:
+    a frequency cache shared by many plans on one connection: the review's store-wide pass)."""
     terms = query_terms(text)[: params.max_terms * 2]
     n_docs = reads.doc_count(conn) if n_docs is None else n_docs
     plan = QueryPlan(terms, n_docs)
@@ -146,13 +148,13 @@ def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int 
             # that of all the words it reaches, so a broad prefix weighs little.
             expression = quoted + "*"
         plan.expressions[term] = expression
-        df = 0 if bigram else _count(conn, quoted, cap, top_rowid)
+        df = 0 if bigram else _count(conn, quoted, cap, top_rowid, cache=counts)
         if expression != quoted and df < cap:
             # A prefix reaches at least the word's own memories: a common word is common
             # as a prefix too, and its (costly, merged) prefix count is skipped.
-            df = _count(conn, expression, cap, top_rowid)
+            df = _count(conn, expression, cap, top_rowid, cache=counts)
         if plan.spaceless and df < cap:
-            side = _count(conn, expression, cap, top_rowid, spaceless=True)
+            side = _count(conn, expression, cap, top_rowid, spaceless=True, cache=counts)
             if side:
                 plan.side_df[term] = side
                 df += side
@@ -176,11 +178,15 @@ def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int 
     return plan
 
 
-def _count(conn: sqlite3.Connection, expression: str, cap: int, top_rowid: int, spaceless: bool = False) -> int:
+def _count(conn: sqlite3.Connection, expression: str, cap: int, top_rowid: int, spaceless: bool = False,
+           cache: dict | None = None) -> int:
     """Memories matching an FTS5 expression: exact up to DF_SAMPLE (`"user id"` counts
     adjacent pairs, `"auth"*` every word it starts), estimated above it from where the
     DF_SAMPLE-th match falls (sync inserts in shuffled order, so rowids are an unbiased
     sample), and never counted past `cap`. Planning costs at most DF_SAMPLE rows a term."""
+    if cache is not None:
+        key = (expression, cap, spaceless)
+        return cache[key] if key in cache else cache.setdefault(key, _count(conn, expression, cap, top_rowid, spaceless))
     sample = min(cap, DF_SAMPLE)
     found, last = reads.sample_matches(conn, expression, sample, spaceless)
     if found < sample or sample == cap:

@@ -115,7 +115,9 @@ class Git:
         if rev is None:
             files = sorted(p for p in (self.tracked() or ()) if wanted_file(p))
             feed = [p for p in files if os.path.isfile(os.path.join(self.top or "", p))]
-            seen = self._grep(wanted, ["xargs", "-0", "grep", "-F", "-o", "-w", "-h", "-I", "--no-messages"],
+            jobs = ["-P", str(min(4, os.cpu_count() or 1)), "-n", "2000"] if len(feed) > 4000 else []
+            seen = self._grep(wanted, ["xargs", "-0", *jobs, "grep", "--line-buffered", "-F", "-o", "-w", "-h", "-I",
+                                       "--no-messages"],
                               "\0".join(feed).encode("utf-8", "surrogateescape"), cwd_files=True)
         else:
             out = self.run("diff", "--name-only", "-z", "--no-renames", "--no-textconv", "--no-ext-diff", rev, "HEAD")
@@ -207,16 +209,18 @@ class Git:
         return events
 
     def churn(self, rev: str, paths: list[str]) -> dict[str, int] | None:
-        """Lines added plus deleted in each of `paths` from commit `rev` to HEAD."""
+        """Lines added plus deleted in each of `paths` from commit `rev` to HEAD (one tree
+        diff, filtered here: thousands of pathspecs would cost git more than the diff)."""
         if not paths:
             return {}
-        out = self.run("diff", "--numstat", "--no-textconv", "--no-ext-diff", "-M", rev, "HEAD", "--", *paths)
+        wanted = set(paths)
+        out = self.run("diff", "--numstat", "--no-textconv", "--no-ext-diff", "--no-renames", rev, "HEAD")
         if out is None:
             return None
         got: dict[str, int] = {}
         for line in out.decode("utf-8", "surrogateescape").splitlines():
             parts = line.split("\t")
-            if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit():
+            if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit() and parts[2] in wanted:
                 got[parts[2]] = got.get(parts[2], 0) + int(parts[0]) + int(parts[1])
         return got
 
@@ -233,24 +237,31 @@ def _feed(pipe, data: bytes) -> None:
             pass
 
 
+def _word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
 def _contained(names: list[str], seen: set[str]) -> set[str]:
     """The names found: printed as matches, or inside a longer match printed instead (grep
-    -o prints the longest match at a place: `--no-update` hides `no-update`)."""
+    -o prints the longest match at a place: `--no-update` hides `no-update`): every piece
+    of a match that starts and ends where a whole-word match could (`grep -w`'s rule)."""
     found = {n for n in names if n in seen}
-    rest = [n for n in names if n not in found]
+    rest = {n for n in names if n not in found}
     if not rest:
         return found
-    longer = [s for s in seen if s]
-    for n in rest:
-        for s in longer:
-            i = s.find(n)
-            while i >= 0:
-                before = s[i - 1] if i else " "
-                after = s[i + len(n)] if i + len(n) < len(s) else " "
-                if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-                    found.add(n)
-                    break
-                i = s.find(n, i + 1)
-            if n in found:
-                break
+    shortest = min(map(len, rest))
+    for s in seen:
+        if len(s) <= shortest:
+            continue
+        starts = [i for i in range(len(s)) if i == 0 or not _word(s[i - 1]) or not _word(s[i])]
+        ends = [j for j in range(1, len(s) + 1) if j == len(s) or not _word(s[j]) or not _word(s[j - 1])]
+        for i in starts:
+            for j in ends:
+                if j - i >= shortest and (i, j) != (0, len(s)):
+                    piece = s[i:j]
+                    if piece in rest and (i == 0 or not _word(s[i - 1])) and (j == len(s) or not _word(s[j])):
+                        found.add(piece)
+                        rest.discard(piece)
+        if not rest:
+            break
     return found

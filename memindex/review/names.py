@@ -15,6 +15,7 @@ import re
 
 from ..defaults import DATA_DIR
 
+VERSION = 1  # of the extraction: what a cache of it (review/cache.py) was made by
 MAX_NAMES = 48  # names of one memory looked up, at most (the longest kept)
 MAX_FILES = 24  # files of one memory looked up
 
@@ -38,6 +39,7 @@ PATH = re.compile(
     rf"|(?<![\w.~$/:@-])([\w+-][\w.+-]*\.(?:{_SUFFIX_ALT}))(?![\w/.])"
 )
 _HUMP = re.compile(r"[a-z0-9][A-Z]")
+_PARTS = re.compile(r"\.|::|->|#")
 _CODE = re.compile(r"[A-Z]{2,}[0-9]{2,}")  # a lint rule or error code: RUF012, E501 has one letter
 
 
@@ -46,7 +48,9 @@ def code_shaped(word: str) -> bool:
     (`retry_count`, `GH_TOKEN`), or with an inner capital (`NewCmdRoot`, `isEnterprise`)."""
     if len(word) < 4:
         return False
-    parts = re.split(r"\.|::|->|#", word)
+    if word.isalpha():  # the common case, prose: only an inner capital makes it code
+        return not (word.islower() or word.isupper() or word.istitle())
+    parts = _PARTS.split(word)
     if len(parts) > 1:
         return all(parts) and max(map(len, parts)) >= 3 and parts[-1].lower() not in SUFFIXES
     core = word.strip("_")
@@ -94,7 +98,7 @@ def names(text: str, own_files: list[str] = ()) -> list[str]:
         word = m.group(0).rstrip(".")
         if code_shaped(word) and word not in skip:
             found.add(word)
-            last = re.split(r"\.|::|->|#", word)[-1]
+            last = _PARTS.split(word)[-1]
             if last != word and len(last) >= 4 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", last):
                 found.add(last)  # a qualified name names its member: `authflow.authFlow` -> `authFlow`
     for m in FLAG.finditer(text):

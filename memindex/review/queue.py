@@ -18,7 +18,7 @@ from .. import index
 from ..config import Config
 from ..errors import MemoryFileError
 from ..index import reads
-from ..store.files import extract_body, parse_json, read_bytes
+from ..store.files import extract_body, read_bytes
 from ..store.paths import display_prefix
 from ..text.render import shown
 from . import acks
@@ -44,22 +44,31 @@ class Context:
 
 
 def load_entries(root: str, cfg: Config, conn) -> list[Entry]:
-    """The active memories (their files read, bounded) and document sections the index holds."""
+    """The active memories (their files read, bounded) and document sections the index
+    holds. A file is parsed only when it is the one the index read (same stat): sync has
+    checked its shape then; one changed since waits for the next sync."""
     import hashlib
+
+    from ..lean import loads
 
     max_bytes = int(cfg["index.max_file_bytes"])
     out: list[Entry] = []
-    for doc, rel, mtime, category, title, tags, created, updated, related in reads.review_entries(conn):
-        tags_l = json.loads(tags) if tags else []
-        files = json.loads(related) if related else []
+    for doc, rel, mtime, size, category, title, tags, created, updated, related in reads.review_entries(conn):
+        tags_l = loads(tags) if tags else []
+        files = loads(related) if related else []
         if rel.startswith("@"):
             out.append(Entry(rel, doc, mtime, category, title, tags_l, created, updated, files, {}, "", title))
             continue
         try:
-            raw, _ = read_bytes(root, rel, max_bytes)
-            data = parse_json(raw)
+            raw, st = read_bytes(root, rel, max_bytes)
         except MemoryFileError:
             continue  # gone or broken since the last sync: the next sync says so
+        if st.mtime_ns != mtime or (size != -1 and st.size != size):
+            continue
+        try:
+            data = loads(raw)
+        except (ValueError, RecursionError, UnicodeDecodeError):
+            continue
         if not isinstance(data, dict):
             continue
         questions = [q for q in data.get("questions") or () if isinstance(q, str)] if isinstance(data.get("questions"), list) else []
@@ -67,9 +76,6 @@ def load_entries(root: str, cfg: Config, conn) -> list[Entry]:
         out.append(Entry(rel, doc, mtime, category, title, tags_l, created, updated, files, data,
                          hashlib.sha256(raw).hexdigest(), text))
     return out
-
-
-DETECTORS = ("stale", "expired", "conflicts", "unused")
 
 
 def detect(ctx: Context) -> list[Item]:

@@ -1,24 +1,27 @@
 """`stale`: memories the code moved on from, seen from the working tree and git.
 
-For each active memory, from the commit of its date (`updated_at`, else `created_at`):
+For each active memory (not session summaries, not documents), from the commit of its
+date (`updated_at`, else `created_at`):
 
 * files it names (`related_files`, and paths in its text) that are gone: deleted (with the
   commit), renamed (the new path, followed through later renames), or deleted in the
-  working tree and not yet committed;
+  working tree and not yet committed; a file never tracked is no evidence;
 * names it gives (identifiers, flags, environment variables, code spans, quoted
-  messages: names.py) that the tracked files held at that commit and no longer hold
-  (`git grep`, as whole words, the memory store itself left out);
-* churn: the share of its existing files' lines changed since (evidence only: on the
-  judged sets churn alone said little, docs/evaluation.md).
+  messages: names.py) that the files changed since that commit held then and the working
+  tree's tracked files no longer hold anywhere, as whole words (the memory store and
+  changelogs left out);
+* churn: its files still there changed by at least `review.churn_ratio` of their lines.
 
 What it cannot see: a behaviour that changed under the same names (a timeout from 30 s
-to 5 min, a default flipped, a new option that lifts a limit). Those memories read as
-current; the per-reason recall in docs/evaluation.md says how many there were.
+to 5 min, a default flipped, a new option that lifts a limit), a name removed in edits not
+yet committed. docs/review.md has the per-reason recall on the judged histories.
 
-Bounded: one `git ls-files`, one `git log` of deletions and renames, one `git grep` of
-the working tree for every memory's names at once, one `git grep` per commit of a memory
-date (at most COMMITS_MAX, the rest mapped to the nearest later one), one `git diff
---numstat` per such commit; all within `review.git_timeout_s`.
+Bounded: one `git ls-files`, one `git log` of deletions and renames, per commit of a
+memory date (at most COMMITS_MAX, the others mapped to the nearest later one) one `git
+diff --name-only`, one `git cat-file --batch` of the files changed since and one grep of
+them for the memories' names, then one grep of the working tree for the names found, and
+one `git diff --numstat`; all within `review.git_timeout_s`. The names each memory gives
+are extracted once per memory (review/cache.py).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import os
 from datetime import datetime, timezone
 
 from ..store.paths import project_of
-from . import names as naming
+from . import cache, names as naming
 from .git import Git
 from .items import Entry, Item
 
@@ -59,10 +62,14 @@ class Facts:
         rel = os.path.relpath(os.path.realpath(root), git.top or "")
         self.store = rel.replace(os.sep, "/")  # the memory store's folder, left out of every grep
         self.moves: dict[str, list[tuple[int, str, str, str]]] = {}
+        self.moved_names: dict[str, list[str]] = {}
 
     def read_moves(self, since: float) -> None:
         for when, sha, kind, old, new in self.git.moves(since - SLACK_S) or ():
             self.moves.setdefault(old, []).append((when, sha, kind, new))
+        self.moved_names: dict[str, list[str]] = {}
+        for old in self.moves:
+            self.moved_names.setdefault(old.rsplit("/", 1)[-1], []).append(old)
 
     def on_disk(self, path: str) -> bool:
         return os.path.lexists(os.path.join(self.git.top or "", path))
@@ -76,7 +83,7 @@ class Facts:
         if "/" not in written:  # a bare file name: any tracked file of that name will do
             if self.by_name.get(written):
                 return None
-            candidates = [p for p in self.moves if p.rsplit("/", 1)[-1] == written] or candidates
+            candidates = self.moved_names.get(written) or candidates
         for cand in candidates:
             if cand in self.tracked:
                 if self.on_disk(cand):
@@ -141,6 +148,8 @@ def detect(ctx) -> list[Item]:
         ctx.notes["git"] = "not a git repository (or git is missing): staleness not checked"
         return []
     facts = Facts(git, ctx.root)
+    known = cache.load(ctx.root, "names")  # sha256 of a memory -> [files, names]: extracted once
+    extracted: dict[str, list] = {}
     work = []  # (entry, epoch, commit, files, names)
     for e in ctx.entries:
         if e.document or e.category == "session_summary":
@@ -149,26 +158,31 @@ def detect(ctx) -> list[Item]:
         commit = git.commit_at(epoch) if epoch is not None else None
         if commit is None:
             continue  # no history before it: nothing to compare with
-        files = naming.files(e.related_files, e.text)
-        work.append((e, epoch, commit, files, naming.names(e.text, files)))
+        key = f"{naming.VERSION}:{e.sha}"
+        got = known.get(key)
+        if not (isinstance(got, list) and len(got) == 2):
+            files = naming.files(e.related_files, e.text)
+            got = [files, naming.names(e.text, files)]
+        extracted[key] = got
+        work.append((e, epoch, commit, got[0], got[1]))
+    cache.save(ctx.root, "names", extracted)
     if not work:
         ctx.notes["git"] = "ok" if not git.failures else "; ".join(git.failures)
         return []
     facts.read_moves(min(w[1] for w in work))
-    # names: which are missing now, then which of those the memory's commit had
-    wanted = {n for w in work for n in w[4]}
-    now = git.present(wanted, exclude=facts.store, skip_names=HISTORY)
-    gone: dict[str, set[str]] = {}  # commit -> names it had that are gone now
+    # names: which the files changed since each memory's commit had then (a name in an
+    # unchanged file is still there), then which of those the working tree lacks now
+    commit_times = {w[2]: w[1] for w in work}
+    mapping = _clusters(commit_times, COMMITS_MAX)
+    groups: dict[str, set[str]] = {}
+    for e, epoch, commit, files, names in work:
+        groups.setdefault(mapping[commit], set()).update(names)
+    then = {c: git.present(names, exclude=facts.store, rev=c, skip_names=HISTORY) or set() for c, names in groups.items()}
+    candidates = set().union(*then.values())
+    now = git.present(candidates, exclude=facts.store, skip_names=HISTORY) if candidates else set()
+    gone: dict[str, set[str]] = {}
     if now is not None:
-        commit_times = {w[2]: w[1] for w in work}
-        groups: dict[str, set[str]] = {}
-        mapping = _clusters(commit_times, COMMITS_MAX)
-        for e, epoch, commit, files, names in work:
-            groups.setdefault(mapping[commit], set()).update(n for n in names if n not in now)
-        for commit, missing in groups.items():
-            then = git.present(missing, exclude=facts.store, rev=commit, skip_names=HISTORY) if missing else set()
-            gone[commit] = then or set()
-        gone = {c: gone.get(mapping[c], set()) for c in commit_times}
+        gone = {c: then[mapping[c]] - now for c in commit_times}
     states = {id(w): [s for f in w[3] if (s := facts.file_state(f, w[1])) is not None] for w in work}
     churn = _churn(git, facts, work, states, float(cfg["review.churn_ratio"]))
     items = []
@@ -214,8 +228,10 @@ def _churn(git: Git, facts: Facts, work: list, states: dict, ratio: float) -> di
         if not here:
             continue
         diff = changed.get(mapping[w[2]], {})
-        lines = sum(sizes.setdefault(f, _lines(os.path.join(git.top or "", f))) for f in here)
         moved = sum(diff.get(f, 0) for f in here)
+        if not moved:
+            continue  # its files did not change: no need to count their lines
+        lines = sum(sizes.setdefault(f, _lines(os.path.join(git.top or "", f))) for f in here)
         if lines and moved / lines >= ratio:
             out[id(w)] = {"files": here, "lines_changed": moved, "lines": lines, "ratio": round(moved / lines, 2)}
     return out
