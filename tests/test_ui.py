@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 from urllib.parse import quote
@@ -376,6 +377,15 @@ def test_memindex_ui_refuses_a_port_in_use(project: Path) -> None:
         taken.listen(1)
         r = run_cli("--root", str(project), "ui", "--no-open", "--port", str(taken.getsockname()[1]), timeout=30)
     assert r.returncode == 2 and "cannot listen on 127.0.0.1" in r.stderr and r.stdout == ""
+
+
+@pytest.mark.parametrize("missing", ["jinja2", "uvicorn", "starlette"])
+def test_without_the_ui_extra_memindex_ui_says_how_to_get_it(project: Path, missing: str) -> None:
+    code = (f"import sys; sys.modules[{missing!r}] = None; from memindex.cli.main import main; "
+            f"sys.exit(main(['--root', {str(project)!r}, 'ui', '--no-open']))")
+    r = subprocess.run([sys.executable, "-c", code], env=cli_env(), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stdout == ""
+    assert "pip install 'memindex[ui]'" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_visible_marks_what_the_hook_escapes() -> None:

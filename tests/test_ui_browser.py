@@ -125,8 +125,8 @@ def test_the_page_in_chromium(playwright, demo: Path, tmp_path: Path) -> None:  
         requested: list[str] = []
         page.on("request", lambda r: requested.append(r.url))
 
-        def shot(name: str) -> None:
-            page.screenshot(path=str(shots / f"{name}.png"))
+        def shot(name: str, whole: bool = False) -> None:
+            page.screenshot(path=str(shots / f"{name}.png"), full_page=whole)
 
         # open the printed address: signed in, the token gone from the address bar
         page.goto(line)
@@ -171,7 +171,7 @@ def test_the_page_in_chromium(playwright, demo: Path, tmp_path: Path) -> None:  
         for name, label in (("sessions", "Sessions"), ("health", "Health and review"), ("pictures", "Pictures")):
             page.get_by_role("link", name=label, exact=True).click()
             page.wait_for_load_state()
-            shot(name)
+            shot(name, whole=name == "pictures")
         assert page.locator("svg.chart").count() >= 3
 
         # a hostile title is text: no script ran, its look-alikes shown as marks

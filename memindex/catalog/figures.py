@@ -72,7 +72,8 @@ def use(root: str, cfg: Config, conn: sqlite3.Connection, limit: int = UI_CHART_
     from .. import usage
 
     uses = usage.counts(root)
-    ranked = sorted(uses.items(), key=lambda kv: (-(kv[1].shown + kv[1].opened), kv[0]))[:limit]
+    used = [(p, u) for p, u in uses.items() if u.shown or u.opened]  # (a memory only ever dropped: not drawn)
+    ranked = sorted(used, key=lambda kv: (-(kv[1].shown + kv[1].opened), kv[0]))[:limit]
     paths = [p for p, _ in ranked]
     rows = browse.rows_by_path(conn, paths)
     docs = {p for p in paths if p.startswith("@")}

@@ -4,6 +4,7 @@ template (templates/charts.html) draws them, every label escaped like any other 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 COLORS = {  # category -> fill
@@ -20,7 +21,7 @@ def _nice(top: float) -> float:
     if top <= 5:
         return max(1, int(-(-top // 1)))
     step = 10 ** (len(str(int(top))) - 1)
-    for m in (1, 2, 2.5, 5, 10):
+    for m in (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
         if m * step >= top:
             return m * step
     return 10 * step
@@ -74,9 +75,10 @@ def line(months: list[str], values: list[int]) -> dict[str, Any]:
     }
 
 
-def hbars(items: list[dict[str, Any]], keys: tuple[str, ...], label: str = "title") -> dict[str, Any]:
+def hbars(items: list[dict[str, Any]], keys: tuple[str, ...], label: str = "title",
+          total: Callable[[dict[str, Any]], str] | None = None) -> dict[str, Any]:
     """One horizontal bar per item, its `keys` side by side in one stack (use per memory,
-    bytes per category)."""
+    bytes per category); `total` words the number after each bar."""
     if not items:
         return {"empty": True}
     row_h, left, width = 22, 300, W + LEFT - 300
@@ -92,7 +94,7 @@ def hbars(items: list[dict[str, Any]], keys: tuple[str, ...], label: str = "titl
             x += w
         rows.append({"y": TOP + i * row_h, "h": row_h - 6, "text": item.get(label) or item.get("path") or "",
                      "href": item.get("href"), "parts": parts,
-                     "total": " / ".join(str(item[k]) for k in keys), "tx": round(x + 4, 1)})
+                     "total": total(item) if total else " / ".join(str(item[k]) for k in keys), "tx": round(x + 4, 1)})
     return {"empty": False, "rows": rows, "width": W + LEFT + 80, "height": TOP + len(items) * row_h + 8,
             "left": left, "legend": [{"category": k, "fill": USE_COLORS.get(k, "#999")} for k in keys]}
 

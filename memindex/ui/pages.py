@@ -176,6 +176,7 @@ def pictures(site: Site, request: Request) -> HTMLResponse:
 
     from ..catalog import figures
     from . import charts
+    from .templating import size as words
 
     cfg = site.cfg()
     conn = site.reader(cfg)
@@ -192,7 +193,7 @@ def pictures(site: Site, request: Request) -> HTMLResponse:
         "written": charts.stacked(months["months"], months["written"]),
         "total": charts.line(months["months"], months["total"]),
         "use": charts.hbars(use["memories"], ("injected", "listed", "opened")),
-        "bytes": charts.hbars(bytes_rows, ("bytes",)),
+        "bytes": charts.hbars(bytes_rows, ("bytes",), total=lambda item: words(item["bytes"])),
     }
     return site.render(request, "pictures.html", months=months, size=size, use=use, drawn=drawn, colors=charts.COLORS,
                        title="Pictures")

@@ -17,6 +17,10 @@ import socket
 import sys
 import threading
 
+import jinja2  # noqa: F401  (the ui extra's parts, all imported here: a missing one is said before anything starts)
+import starlette  # noqa: F401
+import uvicorn
+
 HOST = "127.0.0.1"  # never another interface: the page holds the project's memories
 
 
@@ -38,8 +42,6 @@ def bind(port: int) -> socket.socket:
 
 def server(app, sock: socket.socket):  # type: ignore[no-untyped-def]
     """A uvicorn server for `app` on `sock`, quiet but for errors."""
-    import uvicorn
-
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", server_header=False,
                             date_header=False, proxy_headers=False, http="h11", ws="none", loop="asyncio",
                             timeout_graceful_shutdown=3)
