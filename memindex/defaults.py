@@ -321,3 +321,15 @@ USAGE_SESSION_MAX_BYTES = 262_144  # one session's use log stops growing here (a
 USAGE_MAX_SESSIONS = 400  # session logs kept per store, newest first...
 USAGE_TTL_DAYS = 180  # ... and none untouched for longer than this
 USAGE_READ_MAX_BYTES = 33_554_432  # a reader reads at most this much of them, newest first
+
+# --- the local web page (`memindex ui`, memindex/ui; memindex/catalog underneath) ---
+UI_PAGE_ROWS = 50  # memories listed per page
+UI_SEARCH_LIMIT = 50  # hits a search on the page lists (the CLI's engine, `memindex search`)
+UI_GIT_LOG_COMMITS = 20  # commits of a memory's file listed on its page ...
+UI_GIT_BUDGET_S = 2.0  # ... within this many seconds (git is asked with review/git.py's hardening)
+UI_SESSIONS = 100  # sessions of the use log listed
+UI_TOP_TAGS = 40  # tags offered as filters
+UI_CHART_MONTHS = 36  # months drawn in the pictures
+UI_CHART_MEMORIES = 15  # memories drawn in "injections and opens"
+UI_FILE_SHOWN_BYTES = 262_144  # of a document's file shown on its page
+UI_DOCTOR_TTL_S = 60.0  # `memindex doctor`'s findings are shown from a run this recent (it runs in the background)

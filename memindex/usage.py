@@ -217,6 +217,20 @@ def sessions(root: str | os.PathLike[str], limit: int | None = None) -> list[Ses
     return out
 
 
+def session(root: str | os.PathLike[str], name: str) -> Session | None:
+    """One session's log by its name as `sessions` gives it (`s-<hash>`, `cli-<date>`); None
+    when there is none (a name of any other shape is never a path)."""
+    stem = name[2:] if name.startswith("s-") else name[4:] if name.startswith("cli-") else ""
+    if not (0 < len(stem) <= 16 and stem.isalnum() and stem.isascii()):
+        return None
+    path = os.path.join(folder(root), name + ".jsonl")
+    try:
+        mtime = os.stat(path, follow_symlinks=False).st_mtime
+    except OSError:
+        return None
+    return Session(name, mtime, list(_events(path)))
+
+
 class Use:
     """How one memory was used: shown (per channel), opened (per channel), when last."""
 

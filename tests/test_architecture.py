@@ -51,15 +51,17 @@ LAYERS: list[set[str]] = [
     {"relevance"}, {"policy"},  # what the assistant is shown; recall for every adapter
     {"importers"}, {"capture"},  # what fills the store
     {"review"},  # what keeps it true: stale, conflicting, duplicate, unused memories; the actions
+    {"catalog"},  # the store as a person browses it: listings, one memory whole, what was shown, figures
     {"doctor"},  # the report across every layer
-    {"hook", "mcp", "cli", "__main__"},  # adapters (`python -m memindex` is the CLI's other door)
+    {"hook", "mcp", "cli", "ui", "__main__"},  # adapters (`python -m memindex` is the CLI's other door)
     {"evaluation"},  # developer tools over all of it
 ]
-ADAPTERS = {"hook", "mcp", "cli"}  # __main__ is the CLI
+ADAPTERS = {"hook", "mcp", "cli", "ui"}  # __main__ is the CLI
 # Imports against the flow, each with its reason.
 UPWARD_ALLOWED: dict[tuple[str, str], str] = {
     ("memindex.index.sync", "memindex.semantic.vectors"): "the one writer embeds the rows it just wrote (lazily, when the worker's model is enabled)",
     ("memindex.cli.mcp", "memindex.mcp.server"): "`memindex mcp` starts the MCP server by name",
+    ("memindex.cli.ui", "memindex.ui.server"): "`memindex ui` starts the local web page by name",
 }
 MAX_LINES = 450
 # Modules allowed past MAX_LINES, each with the reason it must stay one piece.
@@ -128,6 +130,18 @@ def test_no_module_outside_the_cli_imports_it() -> None:
         for i in deps if i == "memindex.cli" or i.startswith("memindex.cli.")
     )
     assert offenders == []
+
+
+def test_only_the_cli_starts_the_web_page() -> None:
+    """memindex/ui is an adapter nobody imports: `memindex ui` (cli/ui.py) starts it; the
+    hooks, the MCP server and the library never load Starlette or Jinja2."""
+    offenders = sorted(
+        f"{m} imports {i}" for m, deps in GRAPH.items() if not m.startswith("memindex.ui") and m != "memindex.cli.ui"
+        for i in deps if i == "memindex.ui" or i.startswith("memindex.ui.")
+    )
+    assert offenders == []
+    outside = {i for m in MODULES if not m.startswith("memindex.ui") for i in imports_of(m)}
+    assert not outside & {"starlette", "uvicorn", "jinja2", "markupsafe"}
 
 
 def test_no_product_module_imports_the_evaluation_tools() -> None:

@@ -71,6 +71,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "capture": ("capture", "summarise a Claude Code session transcript into its session summary (what the Stop hook runs)", True),
     "trust": ("trust", "let this project's memory-config.json make memindex do more (load a model, inject more); --revoke, --status, --list", False),
     "review": ("review", "what needs a human or the model: stale, conflicting, duplicate, unused, expired memories, each with the evidence and the suggested action; --keep, --merge", True),
+    "ui": ("ui", "a local web page over this store: browse, search, what the assistant was shown and why, review (needs the ui extra)", True),
     "candidate": ("candidate", "the existing memory new information should update, and CREATE/UPDATE/UPDATE_OR_DELETE/NOOP (JSON)", True),
 }
 

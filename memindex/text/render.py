@@ -76,6 +76,13 @@ def _unsafe_table() -> dict[int, str]:
     return _UNSAFE
 
 
+def unsafe_characters() -> dict[int, str]:
+    """The code points `escape` turns into character references (look-alikes of `<`, `>`,
+    `&`; invisible, direction and line-breaking characters), each with its reference: for
+    a reader that shows them visibly rather than as the characters (the local UI)."""
+    return _unsafe_table()
+
+
 def escape(text: str, quote: bool = True) -> str:
     """XML escaping (what html.escape does, without importing html.entities), and
     Unicode-aware: look-alikes of the markup characters (U+FF1C, U+3008, ...), line and
