@@ -157,6 +157,11 @@ def unseen(final: Model, prompts: list[rel.Prompt]) -> None:
     """The kinds never trained on (LoCoMo), the json kind's UNSEEN sets and the small
     stores, by the shipped model."""
     rows = []
+    for group in sorted({p.group for p in prompts} - set(K.NEVER_TRAINED)):
+        ps = [p for p in prompts if p.group == group and p.holdout and not p.small and p.set_name not in K.UNSEEN]
+        if ps:
+            rows.append(row(f"{group}, held-out slices: rules", ps, [p.rules for p in ps]))
+            rows.append(row(f"{group}, held-out slices: model", ps, judged(final, ps)))
     for group in K.NEVER_TRAINED:
         ps = [p for p in prompts if p.group == group]
         if ps:
@@ -174,7 +179,7 @@ def unseen(final: Model, prompts: list[rel.Prompt]) -> None:
                 label = f"small stores, {variant}, {n} prompts' memories and {others} others"
                 rows.append(row(f"{label}: rules", ps, [p.rules for p in ps]))
                 rows.append(row(f"{label}: model", ps, judged(final, ps)))
-    print("\nthe shipped model on stores it never trained on: the UNSEEN json sets, small stores cut from the json sets\n")
+    print("\nthe shipped model on what it never trained on: each kind's held-out slices, LoCoMo, the UNSEEN json sets, small stores\n")
     print(table(HEAD, rows))
 
 
