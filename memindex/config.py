@@ -1,5 +1,5 @@
 """Read and validate the settings once: the defaults, the user's own config, the
-environment, and `<root>/memory-config.json` (the project's, untrusted).
+environment, `<root>/memory-config.json` (the project's, untrusted).
 
 A wrong type or value never crashes anything: it yields one warning and the default. A
 project's config may make memindex do less, never more (LOOSER, `memindex trust`); a
@@ -48,6 +48,10 @@ class Leaf:
         if value is None and self.default is None:
             return None, None
         want = self.kind or type(self.default)
+        if want is dict:
+            from .store.paths import check_doc_paths
+
+            return check_doc_paths(value)
         if want is bool:
             if isinstance(value, bool):
                 return value, None
@@ -105,9 +109,7 @@ SPEC: dict[str, object] = {
             "title": Leaf(5.0, 0.0, 1000.0),
             "tags": Leaf(3.0, 0.0, 1000.0),
             "body": Leaf(1.0, 0.0, 1000.0),
-            # a memory's `questions` (written at save time). 0.25: within noise on every set's dev
-            # slice (0.5 reached the bound on sedge, 1.0 passed it on cedar; docs/evaluation.md,
-            # "Questions at save time")
+            # a memory's `questions` (written at save time; docs/evaluation.md, "Questions at save time")
             "questions": Leaf(0.25, 0.0, 1000.0),
         },
         "transcript_context": {
@@ -140,6 +142,12 @@ SPEC: dict[str, object] = {
         # a running session's summary is rewritten at most this often (Stop fires after every
         # turn); the turn that ends the session is always captured, at most this much later
         "min_interval_s": Leaf(30.0, 0.0, 3600.0),
+        # captured summaries kept as they are: the newest keep_sessions and all of the last
+        # keep_days (0: that limit off); the others are folded into one digest a month
+        # ("fold") or archived ("archive"), by the capture job (memindex/capture/fold.py)
+        "keep_sessions": Leaf(50, 0, 1_000_000),
+        "keep_days": Leaf(90, 0, 36_500),
+        "older": Leaf("fold", choices=("fold", "archive")),
     },
     "categories": {
         cat: {
@@ -170,6 +178,40 @@ SPEC: dict[str, object] = {
         # 2.0 turns the rule off. Chosen on every dev set (docs/evaluation.md)
         "min_standout": Leaf(0.2, 0.0, 2.0),
         "batch_size": Leaf(32, 1, 512),
+    },
+    "documents": {
+        # the project's own documents indexed in place (memindex/store/documents.py): a folder
+        # or file relative to the project -> what it holds (adr, runbook, docs, claude-md, notes)
+        "paths": Leaf({}, kind=dict),
+        # Claude Code's auto memory notes of this project (outside the repository)
+        "claude_memory": Leaf(False),
+    },
+    "review": {
+        # record what each session was shown of the store and which memories the model then
+        # opened, in this user's state folder (memindex/usage.py); never in the repository
+        "usage": Leaf(True),
+        # a memory shown at least this often, in at least this many sessions, and never opened
+        # is an `unused` review item
+        "unused_min_shown": Leaf(5, 1, 100_000),
+        "unused_min_sessions": Leaf(3, 1, 100_000),
+        # SessionStart starts a background `memindex review --refresh` (the checks, git's too)
+        # when the last one is older than interval_s
+        "background": Leaf(True),
+        # the prompt hook says "(may be stale: ...)" after a memory the last review found stale,
+        # and leaves out one that is clearly dead (every file it names deleted, half its names gone)
+        "notes": Leaf(True),
+        "skip_dead": Leaf(True),
+        # staleness from the working tree and git (memindex/review/stale.py), within this budget
+        "code": Leaf(True),
+        "git_timeout_s": Leaf(20.0, 1.0, 600.0),
+        # a memory whose files (those still there) changed by at least this share of their
+        # lines since it was written is `stale` too; 0 turns churn off as a reason (it stays
+        # evidence of the other reasons)
+        "churn_ratio": Leaf(1.0, 0.0, 100.0),
+        # the store-wide duplicate and contradiction check measures pairs (the save path's
+        # same-topic test) for at most this long a run; measures are kept, the rest come next run
+        "conflict_budget_s": Leaf(1.0, 0.1, 600.0),
+        "interval_s": Leaf(3600.0, 60.0, 30 * 86400.0),
     },
     "watch": {
         "debounce_ms": Leaf(400, 10, 60_000),
@@ -221,6 +263,16 @@ LOOSER: dict[str, str] = {
     "capture.save_prompt_scorer": "up",
     "capture.enabled": "up",
     "capture.location": "any",  # "shared" publishes session text in the repository's history
+    "review.usage": "up",
+    "review.background": "up",  # runs git over the working tree in the background
+    "review.interval_s": "down",
+    "review.code": "up",
+    "review.conflict_budget_s": "up",  # CPU time a run
+    "review.notes": "up",  # words added to the block the model reads
+    "review.churn_ratio": "down",  # a lower ratio notes more memories
+    "review.skip_dead": "down",  # off injects memories the review found dead
+    "review.git_timeout_s": "up",  # a record kept on this machine: a repository may turn it off, not on
+    "documents.claude_memory": "up",  # Claude Code's auto memory: files outside the repository
 }
 
 
@@ -273,8 +325,9 @@ def _apply(spec: dict[str, object], data: object, prefix: str, cfg: Config) -> N
             value, warning = node.check(data[key])
             cfg.values[name] = value
             if warning:
-                cfg.warnings.append(f"{name}: {warning}; using {node.default!r}")
-            else:
+                kept = "those are left out" if isinstance(node.default, dict) and value else f"using {node.default!r}"
+                cfg.warnings.append(f"{name}: {warning}; {kept}")
+            if not warning or isinstance(node.default, dict) and value:  # a mapping keeps its good entries
                 cfg.given.add(name)
         else:
             _apply(node, data[key], name + ".", cfg)

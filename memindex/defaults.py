@@ -15,7 +15,7 @@ DATA_DIR = os.path.join(PACKAGE_DIR, "data")
 SCHEMA_VERSION = "1.0"
 # Bump when the index layout or the text it stores changes: every writer rebuilds an index
 # whose PRAGMA user_version differs, every reader reports it.
-INDEX_VERSION = 14
+INDEX_VERSION = 16
 
 MEMORY_DIR = (".claude", "memory")
 INDEX_FILE = ".index.db"
@@ -295,3 +295,41 @@ CAPTURE_SOURCE_KIND = "transcript"  # `source.kind` of what capture and `import 
 # while they hold little of the answer: tests/e2e); "where did we leave off?", `search`
 # and SessionStart's recent list find them.
 CAPTURE_TAG = "captured-session"
+
+# --- the project's documents, indexed in place (memindex/store/documents.py) ---
+MARKDOWN_MAX_CHARS = 1_000_000  # a longer document is indexed up to here, and says so
+MARKDOWN_MAX_SECTIONS = 2_000  # headings past this many join the last section
+FRONT_MATTER_MAX_CHARS = 16_384  # a larger front matter is not read (its keys are few)
+# what a registered folder or file holds: ADRs, runbooks, a docs folder (its pages' category by
+# a stated rule: memindex/store/classify.py), CLAUDE.md / AGENTS.md, Claude Code's auto memory
+# notes, or pages of one category named as such (`memindex import markdown --category C`)
+DOC_KINDS = ("adr", "runbook", "docs", "claude-md", "notes", *(c for c in CATEGORIES if c != "runbook"))
+DOC_MAX_BYTES = 1_048_576  # a larger document is named and not indexed
+DOC_MAX_FILES = 20_000  # documents registered in all, at most
+DOC_MAX_DEPTH = 8  # folder levels read below a registered folder
+DOC_SKIP_DIRS = frozenset({"node_modules", "vendor", "third_party", "build", "dist", "target", "site-packages", "__pycache__"})
+DOC_UNIT_WORDS = 400  # a section longer than this is indexed as passages of about this size
+DOC_FETCH_FACTOR = 4  # a search over documents ranks this many times the rows (sections collapse into documents)
+DOC_SUFFIXES = (".md", ".markdown", ".mdx")  # the files a registered folder contributes
+SECTION_DECAY = 0.5  # a document's n-th best matching section adds this power n of its score (retrieval.hits.collapse)
+FORMS_WEIGHT = 1.0  # the `forms` column (identifiers in their other spelling) weighs as the body does
+DOC_POOL_MIN = 100  # documents to read from which sync parses them in a pool of processes
+DOC_POOL_MAX = 4  # ... of at most this many
+
+# --- use, measured (memindex/usage.py): per user, outside the repository ---
+USAGE_SESSION_MAX_BYTES = 262_144  # one session's use log stops growing here (about 250 prompts)
+USAGE_MAX_SESSIONS = 400  # session logs kept per store, newest first...
+USAGE_TTL_DAYS = 180  # ... and none untouched for longer than this
+USAGE_READ_MAX_BYTES = 33_554_432  # a reader reads at most this much of them, newest first
+
+# --- the local web page (`memindex ui`, memindex/ui; memindex/catalog underneath) ---
+UI_PAGE_ROWS = 50  # memories listed per page
+UI_SEARCH_LIMIT = 50  # hits a search on the page lists (the CLI's engine, `memindex search`)
+UI_GIT_LOG_COMMITS = 20  # commits of a memory's file listed on its page ...
+UI_GIT_BUDGET_S = 2.0  # ... within this many seconds (git is asked with review/git.py's hardening)
+UI_SESSIONS = 100  # sessions of the use log listed
+UI_TOP_TAGS = 40  # tags offered as filters
+UI_CHART_MONTHS = 36  # months drawn in the pictures
+UI_CHART_MEMORIES = 15  # memories drawn in "injections and opens"
+UI_FILE_SHOWN_BYTES = 262_144  # of a document's file shown on its page
+UI_DOCTOR_TTL_S = 60.0  # `memindex doctor`'s findings are shown from a run this recent (it runs in the background)

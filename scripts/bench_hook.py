@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from memindex.config import SPEC, Config
+from memindex.config import SPEC, load_config
 from memindex.evaluation import genstore
 from memindex.evaluation.bench import hook_command, series
 from memindex.evaluation.metrics import table
@@ -105,6 +105,23 @@ def write_transcript(path: Path, project: Path) -> None:
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
 
 
+def add_documents(project: Path, count: int) -> None:
+    """`count` Markdown documents under docs/adr/ (scripts/bench_documents.py's), registered."""
+    from bench_documents import WORDS, generated, real_files  # noqa: F401  (beside this script)
+    import random
+
+    src, rng = real_files(), random.Random(11)
+    for i in range(count):
+        sub = project / "docs" / "adr" / f"group-{i % 10}"
+        sub.mkdir(parents=True, exist_ok=True)
+        text = src[i % len(src)].read_text(encoding="utf-8", errors="replace") if src else generated(rng, i)
+        (sub / f"{i:05d}-doc.md").write_text(text, encoding="utf-8")
+    config = project / ".claude" / "memory" / "memory-config.json"
+    data = json.loads(config.read_text()) if config.exists() else {}
+    data["documents"] = {"paths": {"docs/adr": "adr"}}
+    config.write_text(json.dumps(data))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
@@ -113,6 +130,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", type=Path, metavar="TREE",
                         help="another checkout of memindex (e.g. `git archive main`) whose hook is timed in the same series, each tree on the same memories indexed by its own sync, "
                              "on the same stores: before/after ratios")
+    parser.add_argument("--documents", type=int, default=0, metavar="N",
+                        help="also N of the project's documents indexed in place beside the memories (the public collections "
+                             "of ../shared/data/docs, round-robin; else generated), registered in memory-config.json "
+                             "(a --baseline without documents indexes the memories alone)")
     parser.add_argument("--strategy", choices=SPEC["retrieval"]["match_strategy"].choices,  # type: ignore[index,union-attr]
                         help="also the hook with this retrieval.match_strategy (the user's own setting), in the same series: "
                              "fts5_bm25 for the hand-set rules against the default relevance model")
@@ -130,7 +151,9 @@ def main(argv: list[str] | None = None) -> int:
         for n in args.sizes:  # every store first: the sizes are then timed side by side
             project = Path(tmp) / f"p{n}"
             genstore.generate(project, n, seed=n)
-            sync(project / ".claude" / "memory", Config())
+            if args.documents:
+                add_documents(project, args.documents)
+            sync(project / ".claude" / "memory", load_config(project / ".claude" / "memory"))
             payloads[n] = [json.dumps({"prompt": p, "cwd": str(project), "session_id": "b", "hook_event_name": "UserPromptSubmit"}).encode()
                            for p in PROMPTS]
             if args.baseline:  # the same memories, indexed by the baseline's own sync: an index of

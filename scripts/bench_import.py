@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
-"""Import speed: `memindex import adr` over N generated ADRs (default 200), first run and
-an idempotent second run, against baselines measured in the same run.
+"""Import speed: `memindex import adr` over N generated ADRs (default 200), which registers
+the folder and indexes the files in place, first run and an idempotent second run, against
+baselines measured in the same run.
 
     python scripts/bench_import.py [--adrs 200] [--runs 3]
 
 The ADRs are realistic: half Nygard/adr-tools (`# N. Title`, `Date:`, `## Status`, ...),
 half MADR 2/3/4 (bullets or front matter, considered options, pros and cons), 600-2,500
 bytes each, every tenth one superseded by the next through an adr-tools link, every
-twenty-fifth deprecated. Each run starts from a fresh `memindex init`; the commands run as
-processes (`python -m memindex`), as a user runs them. Baselines: the interpreter's floor
-(`python -c "import sqlite3, json"`), and the write path alone: the same memories saved
-with `save_memory`, one call (one lock and one index update) each, in one process.
+twenty-fifth deprecated. Each run starts from a fresh `memindex init --no-documents`; the
+commands run as processes (`python -m memindex`), as a user runs them. Baselines: the
+interpreter's floor (`python -c "import sqlite3, json"`), and reading the same files alone
+(`store.interpret.load` of each, in one process: the parse the import and its sync share).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,13 +28,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from memindex.config import load_config  # noqa: E402
 from memindex.evaluation.metrics import table  # noqa: E402
-from memindex.importers import adr  # noqa: E402
-from memindex.importers.engine import Report  # noqa: E402
+from memindex.store.interpret import load  # noqa: E402
 from memindex.store.scaffold import init_project  # noqa: E402
-from memindex.index.sync import sync  # noqa: E402
-from memindex.write import save_memory  # noqa: E402
 
 SUBJECTS = ["orders", "billing", "search", "auth", "notifications", "inventory", "reporting", "checkout", "shipping", "catalog"]
 TECH = ["PostgreSQL", "Kafka", "Redis", "gRPC", "GraphQL", "OpenTelemetry", "Terraform", "Argo CD", "S3", "DynamoDB",
@@ -89,13 +85,15 @@ def _timed(cmd: list[str], cwd: Path) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import json
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--adrs", type=int, default=200)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args(argv)
     py = sys.executable
-    rows: dict[str, list[float]] = {k: [] for k in ("floor", "write path", "first", "second", "dry")}
-    written = unchanged = 0
+    rows: dict[str, list[float]] = {k: [] for k in ("floor", "read", "first", "second", "dry")}
+    counts: dict[str, int] = {}
     for run in range(args.runs):
         with tempfile.TemporaryDirectory(prefix="memindex-importbench-") as tmp:
             project = Path(tmp) / "p"
@@ -103,38 +101,28 @@ def main(argv: list[str] | None = None) -> int:
             write_adrs(project / "docs" / "adr", args.adrs, seed=run)
             init_project(project)
             rows["floor"].append(_timed([py, "-c", "import sqlite3, json"], project))
-            rows["dry"].append(_timed([py, "-m", "memindex", "import", "adr", "--dry-run", "-q"], project))
-            rows["first"].append(_timed([py, "-m", "memindex", "import", "adr", "-q"], project))
-            rows["second"].append(_timed([py, "-m", "memindex", "import", "adr", "--json"], project))
-            out = subprocess.run([py, "-m", "memindex", "import", "adr", "--json"], cwd=project, capture_output=True,
-                                 text=True, env={**os.environ, "PYTHONPATH": str(REPO)}).stdout
-            import json
-
-            report = json.loads(out)
-            written = len(report["created"]) + len(report["updated"]) + len(report["retired"]) + len(report["archived"])
-            unchanged = report["unchanged"]
-            # the write path alone: the same planned memories, saved one by one
-            other = Path(tmp) / "q"
-            other.mkdir()
-            root = init_project(other).root
-            sync(root, progress=False)
-            planned = adr.plan(project, adr.find_folders(project), Report("adr", True))
-            cfg = load_config(str(root))
             start = time.perf_counter()
-            for item in planned:
-                save_memory(root, cfg, item.category, {**item.data, "id": item.id})
-            rows["write path"].append(time.perf_counter() - start)
-            shutil.rmtree(other)
+            for path in sorted((project / "docs" / "adr").iterdir()):
+                load(str(project), f"docs/adr/{path.name}", "adr")
+            rows["read"].append(time.perf_counter() - start)
+            rows["dry"].append(_timed([py, "-m", "memindex", "import", "adr", "docs/adr", "--dry-run", "-q"], project))
+            rows["first"].append(_timed([py, "-m", "memindex", "import", "adr", "docs/adr", "-q"], project))
+            rows["second"].append(_timed([py, "-m", "memindex", "import", "adr", "docs/adr", "-q"], project))
+            out = subprocess.run([py, "-m", "memindex", "import", "adr", "docs/adr", "--json"], cwd=project,
+                                 capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}).stdout
+            counts = json.loads(out)["counts"]
     med = {k: sorted(v)[len(v) // 2] for k, v in rows.items()}
-    base = med["write path"]
-    print(f"{args.adrs} ADRs, {args.runs} runs, {os.cpu_count()} cores; medians; ratio = time / the write path alone\n")
+    base = med["read"]
+    print(f"{args.adrs} ADRs, {args.runs} runs, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; medians; "
+          "ratio = time / reading the files alone\n")
     print(table(["what", "seconds", "per ADR (ms)", "ratio"], [
         ["floor: python -c 'import sqlite3, json'", med["floor"], "-", med["floor"] / base],
-        ["write path alone: save_memory x N, one process", med["write path"], 1000 * med["write path"] / args.adrs, 1.0],
+        ["reading the files alone: store.interpret.load x N, one process", med["read"], 1000 * med["read"] / args.adrs, 1.0],
         ["memindex import adr --dry-run", med["dry"], 1000 * med["dry"] / args.adrs, med["dry"] / base],
-        ["memindex import adr (first run)", med["first"], 1000 * med["first"] / args.adrs, med["first"] / base],
-        [f"memindex import adr (second run: {written} written, {unchanged} unchanged)", med["second"],
-         1000 * med["second"] / args.adrs, med["second"] / base],
+        [f"memindex import adr (first run: {counts.get('indexed')} indexed, {counts.get('retired')} retired, "
+         f"{counts.get('archived')} archived)", med["first"], 1000 * med["first"] / args.adrs, med["first"] / base],
+        ["memindex import adr (second run: nothing new to index)", med["second"], 1000 * med["second"] / args.adrs,
+         med["second"] / base],
     ]))
     return 0
 

@@ -1,27 +1,25 @@
 """Train the injection policy's relevance model and print its evaluation.
 
-    python scripts/train_relevance.py                 # evaluate (leave one set out), no write
+    python scripts/train_relevance.py                 # evaluate (leave one kind out, one set out), no write
     python scripts/train_relevance.py --write         # also write memindex/data/relevance.json
-    python scripts/train_relevance.py --check         # exit 1 if the shipped file differs
+    python scripts/train_relevance.py --check         # exit 1 if the shipped file differs (3: data missing here)
     python scripts/train_relevance.py --semantic ...  # the model with the worker's evidence too
                                                       # (needs the real embedding model)
-    python scripts/train_relevance.py --semantic --ranking   # also search ranked by P(relevant)
-                                                      # against memindex search's fixed fusion
 
-Training uses the dev slices of the judged sets in the repository (`ENGINEERING`: the nine
-engineering sets and four stores written blind, each joined after it was measured once):
-the held-out slice of every set (`sets.is_holdout`) is never trained on. Each set with blind
-questions (`questions.json`) is seen twice, its memories as committed and with their
-questions (`sets.add_questions`, as the write path stores them), so the model knows stores
-of both kinds. The threshold and share are chosen on the training prompts scored out of
-fold (each set by a model fitted on the others: `rel.out_of_fold`), where the model stands
-as on a new store. Leave-one-set-out: for each set, a model trained on the other sets' dev
-slices, its threshold chosen among them the same way, judged on the left-out set's
-held-out slice and on the whole set, beside the hand-set rules on the same prompts, and on
-small stores cut from it (a few of its prompts' memories and a few others:
-`sets.small_stores`; judged, never trained on: a user's store starts small). LoCoMo
-(conversational, never trained on) is judged by the shipped model when its data file is
-present.
+Training uses the dev slices of every kind of store (evaluation/kinds.py): short JSON
+memories (the TRAINED sets, each with and without its blind questions), conversational ones
+(LoCoMo's facts, wren's captured sessions), and the project's own documents indexed in
+place (public ADR and runbook collections with blind prompts). Each kind weighs alike in the
+fit and in the choice of the threshold (`rel.group_weights`, `rel.choose_threshold`); the
+threshold and share are chosen on training prompts scored out of fold (each set by a model
+fitted on the others). The held-out slice of every set is never trained on, nor are the json
+kind's UNSEEN sets and the FINAL document collections at all.
+
+The report: leave one KIND out (a model trained on the other kinds, judged on the one it never
+saw: its held-out slice and whole), the kinds and sets never trained on and small stores cut
+from the json sets by the shipped model, and with `--loso` each set judged by a model that
+never saw it (pooled per kind) with the calibration per kind; each beside the hand-set rules
+on the same prompts.
 """
 
 from __future__ import annotations
@@ -35,23 +33,20 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from memindex.evaluation import kinds as K  # noqa: E402
 from memindex.evaluation import relevance as rel  # noqa: E402
 from memindex.evaluation.questions import LOCAL_SETS  # noqa: E402
 from memindex.evaluation.metrics import table  # noqa: E402
-from memindex.evaluation.sets import LOCOMO_JSON, SMALL_SIZES, all_sets, small_stores  # noqa: E402
-from memindex.relevance import WEIGHTS_FILE, Model  # noqa: E402
+from memindex.evaluation.sets import SMALL_SIZES, small_stores  # noqa: E402
+from memindex.relevance import WEIGHTS_FILE, Bar, Model  # noqa: E402
 
-# the sets trained on (their dev slices); jetty, lumen, mesa, nectar and onyx, each written
-# blind and measured once whole, joined after
-ENGINEERING = ("harbor", "atlas", "cedar", "fjord", "quarry", "sedge", "heron", "ibis", "jetty",
-               "lumen", "mesa", "nectar", "onyx")
-WITH_QUESTIONS = tuple(s for s in ENGINEERING if s in LOCAL_SETS)  # the sets with blind questions
+WITH_QUESTIONS = tuple(s for s in K.TRAINED if s in LOCAL_SETS)  # the json sets with blind questions
 LEXICAL = [
     "rel_score", "norm_score", "top", "rank", "gap_next", "coverage", "coverage_rel", "coverage_top",
     "title_coverage", "tags_coverage", "body_coverage", "questions_coverage", "has_questions", "known_coverage",
     "identifier", "has_identifier",
     "n_terms", "rarity", "unknown", "anchored", "asked", "general",
-    "general_gap", "age", "replacement",
+    "general_gap", "age_session", "replacement", "document", "sections",
     "cat_decision", "cat_constraint", "cat_preference", "cat_runbook", "cat_tech_debt", "cat_session_summary",
 ]
 SEMANTIC = LEXICAL + ["best_coverage", "coverage_rank", "cos", "cos_gap", "standout", "is_nearest", "cos_rank",
@@ -67,22 +62,30 @@ def as_model(name: str, fitted: dict, threshold: float) -> Model:
     return Model(name, fitted["bias"], fitted["weights"], fitted["means"], threshold)
 
 
+def bar(model: Model, which: str) -> tuple[float, float]:
+    b = model.documents if which == "documents" else model.memories
+    return b.min_confidence, b.min_share
+
+
 def train(prompts: list[rel.Prompt], names: list[str], kind: str) -> Model:
-    """A model on these prompts' dev slices, its threshold and share of the best chosen on
-    the same prompts scored out of fold, each set by a model fitted on the others
-    (`rel.out_of_fold`; the small stores are judged, never trained on)."""
-    dev = [p for p in prompts if not p.holdout and not p.small]
+    """A model on these prompts' training part (`trained_on`), its threshold and share of the
+    best chosen on the same prompts scored out of fold, each set by a model fitted on the
+    others (`rel.out_of_fold`), each kind of store weighing alike."""
+    dev = [p for p in prompts if trained_on(p)]
 
     def fit(part: list[rel.Prompt]) -> Model:
         return as_model(kind, rel.fit(part, names, L2), 0.5)
 
     model = fit(dev)
-    model.min_confidence, model.min_share = rel.choose_threshold(*rel.out_of_fold(dev, fit))
+    for population, kinds in (("memories", K.MEMORY_KINDS), ("documents", K.DOCUMENT_KINDS)):
+        part = [p for p in dev if p.group in kinds]
+        if part:
+            setattr(model, population, Bar(*rel.choose_threshold(*rel.out_of_fold(part, fit))))
     return model
 
 
 def choice(model: Model, prompts: list[rel.Prompt], scored: list[list[tuple[str, float]]]) -> list[list[str]]:
-    return rel.model_choice(prompts, scored, model.min_confidence, MAX_INJECT, model.min_share)
+    return rel.model_choice(prompts, scored, model.min_confidence, MAX_INJECT, model.min_share, bar(model, "documents"))
 
 
 def row(label: str, prompts: list[rel.Prompt], chosen: list[list[str]]) -> list[object]:
@@ -94,111 +97,90 @@ HEAD = ["set / policy", "prompts", "precision", "grade-2 recall", "negatives inj
 VARIANTS = (("as committed", False), ("with questions", True))
 
 
-def leave_one_out(prompts: list[rel.Prompt], names: list[str], kind: str, models: dict | None = None):
-    """Each set's prompts (both variants) judged by a model trained on the other sets' dev
-    slices: (prompt, scored candidates, injected paths, threshold) per prompt (`models`
-    gets each set's model)."""
-    out = []
-    for left in ENGINEERING:
-        model = train([p for p in prompts if p.set_name != left], names, kind)
-        if models is not None:
-            models[left] = model
-        test = [p for p in prompts if p.set_name == left]
-        scored = rel.probabilities(model, test)
-        picks = choice(model, test, scored)
-        out += [(p, sc, got, model) for p, sc, got in zip(test, scored, picks)]
-    return out
+def trained_on(p: rel.Prompt) -> bool:
+    """A training prompt: a dev slice's, of a set and a kind training may see, not a small store's."""
+    return not p.holdout and not p.small and p.set_name not in K.UNSEEN and p.group not in K.NEVER_TRAINED
 
 
-def report(prompts: list[rel.Prompt], names: list[str], kind: str) -> dict[str, Model]:
-    """Leave one set out, per set and variant, pooled, and the calibration on left-out sets;
-    returns the model each set was judged by."""
-    print(f"\n## {kind}: {len(prompts)} prompts, {sum(len(p.cands) for p in prompts)} candidates, {len(names)} features")
-    models: dict[str, Model] = {}
-    everything = leave_one_out(prompts, names, kind, models)
-    judged = [j for j in everything if not j[0].small]
-    print("\nleave one set out (model trained on the other sets' dev slices, both variants; threshold chosen there)\n")
-    rows, worse = [], []
-    for left in ENGINEERING:
-        for variant, with_q in VARIANTS:
-            part = [j for j in judged if j[0].set_name == left and j[0].questions == with_q]
-            if not part:
-                continue
-            t = f"t={part[0][3].min_confidence:.2f}, share {part[0][3].min_share:g}"
-            for label, keep in (("held-out", lambda p: p.holdout), ("whole", lambda p: True)):
-                sub = [j for j in part if keep(j[0])]
-                ps = [j[0] for j in sub]
-                rows.append(row(f"{left}, {variant}, {label}: rules", ps, [p.rules for p in ps]))
-                rows.append(row(f"{left}, {variant}, {label}: model ({t})", ps, [j[2] for j in sub]))
-            ps = [j[0] for j in part]
-            r, m = rel.policy_metrics(ps, [p.rules for p in ps]), rel.policy_metrics(ps, [j[2] for j in part])
-            if m["recall_g2"] < r["recall_g2"]:
-                worse.append(f"{left} ({variant}) {m['recall_g2']:.3f} < {r['recall_g2']:.3f}")
+def judged(model: Model, prompts: list[rel.Prompt]) -> list[list[str]]:
+    return choice(model, prompts, rel.probabilities(model, prompts))
+
+
+def leave_one_kind_out(prompts: list[rel.Prompt], names: list[str], kind: str) -> None:
+    """For each kind, a model trained on the other kinds alone (threshold chosen there),
+    judged on that kind's held-out slice and whole sets: how it does on a kind it never saw."""
+    rows = []
+    for left in sorted({p.group for p in prompts}):
+        model = train([p for p in prompts if p.group != left and trained_on(p)], names, kind)
+        for label, keep in (("held-out", lambda p: p.holdout), ("whole", lambda p: True)):
+            ps = [p for p in prompts if p.group == left and keep(p) and not p.small and p.set_name not in K.UNSEEN]
+            t = f"bars {bar(model, 'memories')} / documents {bar(model, 'documents')}"
+            rows.append(row(f"{left}, {label}: rules", ps, [p.rules for p in ps]))
+            rows.append(row(f"{left}, {label}: model never trained on {left} ({t})", ps, judged(model, ps)))
+    print("\nleave one kind out (a model trained on the other kinds' dev slices; threshold chosen there)\n")
     print(table(HEAD, rows))
-    ceiling(judged)
-    print("\nsets (whole) where the model's grade-2 recall is below the rules': " + ("; ".join(worse) or "none"))
-    for variant, with_q in VARIANTS:
-        sub = [j for j in judged if j[0].questions == with_q]
-        ps, ho = [j[0] for j in sub], [j for j in sub if j[0].holdout]
-        sets = sorted({p.set_name for p in ps}, key=ENGINEERING.index)
-        print(f"\npooled over the left-out sets, {variant} ({', '.join(sets)}; each judged by the model that never saw it)\n")
-        print(table(HEAD, [
-            row("rules, held-out slices", [j[0] for j in ho], [j[0].rules for j in ho]),
-            row("model, held-out slices", [j[0] for j in ho], [j[2] for j in ho]),
-            row("rules, whole sets", ps, [p.rules for p in ps]),
-            row("model, whole sets", ps, [j[2] for j in sub]),
-        ]))
-        print(f"\ncalibration on the left-out sets, {variant} (every candidate: mean predicted P against the share relevant)\n")
-        print(table(["P bin", "candidates", "mean predicted", "observed relevant"], rel.calibration(ps, [j[1] for j in sub])))
+
+
+def leave_one_set_out(prompts: list[rel.Prompt], names: list[str], kind: str) -> dict[str, Model]:
+    """Each trained set judged by a model trained on every other set's dev slice, pooled per
+    kind (held-out slices and whole sets), with the calibration per kind."""
+    models: dict[str, Model] = {}
+    everything = []
+    train_sets = sorted({p.set_name for p in prompts if trained_on(p)})
+    for left in train_sets:
+        model = models[left] = train([p for p in prompts if p.set_name != left and trained_on(p)], names, kind)
+        test = [p for p in prompts if p.set_name == left and not p.small]
+        scored = rel.probabilities(model, test)
+        everything += [(p, sc, got) for p, sc, got in zip(test, scored, choice(model, test, scored))]
+    rows = []
+    for group in sorted({p.group for p, _, _ in everything}):
+        part = [j for j in everything if j[0].group == group]
+        for label, keep in (("held-out slices", lambda p: p.holdout), ("whole sets", lambda p: True)):
+            sub = [j for j in part if keep(j[0])]
+            ps = [j[0] for j in sub]
+            rows.append(row(f"{group}, {label}: rules", ps, [p.rules for p in ps]))
+            rows.append(row(f"{group}, {label}: model", ps, [j[2] for j in sub]))
+    print("\neach set judged by a model trained on the other sets' dev slices, pooled per kind\n")
+    print(table(HEAD, rows))
+    for group in sorted({p.group for p, _, _ in everything}):
+        sub = [j for j in everything if j[0].group == group]
+        print(f"\ncalibration, {group} (left-out sets: every candidate's predicted P against the share relevant)\n")
+        print(table(["P bin", "candidates", "mean predicted", "observed relevant"], rel.calibration([j[0] for j in sub], [j[1] for j in sub])))
         injected = [(prob, j[0].judgments.get(path, 0) >= 1) for j in sub for path, prob in j[1] if path in j[2]]
         if injected:
-            print(f"\ninjected candidates on the left-out sets: {len(injected)}, mean P "
-                  f"{sum(x for x, _ in injected) / len(injected):.3f}, observed precision "
-                  f"{sum(r for _, r in injected) / len(injected):.3f}")
-    smalls(everything)
+            print(f"\ninjected: {len(injected)}, mean P {sum(x for x, _ in injected) / len(injected):.3f}, "
+                  f"observed precision {sum(r for _, r in injected) / len(injected):.3f}")
     return models
 
 
-def smalls(judged: list) -> None:
-    """The small stores cut from each left-out set, pooled by size and variant: rules
-    against the model that never saw the set."""
+def unseen(final: Model, prompts: list[rel.Prompt]) -> None:
+    """The kinds never trained on (LoCoMo), the json kind's UNSEEN sets and the small
+    stores, by the shipped model."""
     rows = []
+    for group in sorted({p.group for p in prompts} - set(K.NEVER_TRAINED)):
+        ps = [p for p in prompts if p.group == group and p.holdout and not p.small and p.set_name not in K.UNSEEN]
+        if ps:
+            rows.append(row(f"{group}, held-out slices: rules", ps, [p.rules for p in ps]))
+            rows.append(row(f"{group}, held-out slices: model", ps, judged(final, ps)))
+    for group in K.NEVER_TRAINED:
+        ps = [p for p in prompts if p.group == group]
+        if ps:
+            rows.append(row(f"{group} (a kind never trained on), whole: rules", ps, [p.rules for p in ps]))
+            rows.append(row(f"{group} (a kind never trained on), whole: model", ps, judged(final, ps)))
+    for name in K.UNSEEN:
+        ps = [p for p in prompts if p.set_name == name and not p.small]
+        if ps:
+            rows.append(row(f"{name} (never trained on): rules", ps, [p.rules for p in ps]))
+            rows.append(row(f"{name} (never trained on): model", ps, judged(final, ps)))
     for variant, with_q in VARIANTS:
         for n, others in SMALL_SIZES:
-            sub = [j for j in judged if j[0].small and j[0].questions == with_q and f"-small{n}-" in j[0].store]
-            if sub:
-                ps = [j[0] for j in sub]
-                label = f"{variant}, {n} prompts' memories and {others} others"
+            ps = [p for p in prompts if p.small and p.questions == with_q and f"-small{n}-" in p.store]
+            if ps:
+                label = f"small stores, {variant}, {n} prompts' memories and {others} others"
                 rows.append(row(f"{label}: rules", ps, [p.rules for p in ps]))
-                rows.append(row(f"{label}: model", ps, [j[2] for j in sub]))
-    print("\nsmall stores cut from the left-out sets (sets.small_stores), pooled\n")
+                rows.append(row(f"{label}: model", ps, judged(final, ps)))
+    print("\nthe shipped model on what it never trained on: each kind's held-out slices, LoCoMo, the UNSEEN json sets, small stores\n")
     print(table(HEAD, rows))
-
-
-def ceiling(judged: list) -> None:
-    """Where the misses are: per left-out set and per prompt kind (as committed), the grade-2
-    memories among the candidates at all (the most any choice among them can reach: a
-    resume prompt's are what rule 3 found), and the share the rules and the model inject."""
-    def counts(part):
-        total = pooled = rules = model = 0
-        for p, _, got, _ in part:
-            must = {path for path, g in p.judgments.items() if g >= 2}
-            total += len(must)
-            pooled += len(must & (set(p.rules) if p.resume else {path for path, _ in p.cands}))
-            rules += len(must & set(p.rules))
-            model += len(must & set(got))
-        return [len(part), total, pooled / total, rules / total, model / total] if total else None
-    plain = [j for j in judged if not j[0].questions]
-    for label, key, order in (("left-out set", lambda p: p.set_name, ENGINEERING),
-                              ("prompt kind", lambda p: p.kind, sorted({j[0].kind for j in plain}))):
-        rows = []
-        for k in order:
-            c = counts([j for j in plain if key(j[0]) == k])
-            if c:
-                rows.append([k, *c])
-        rows.append(["all", *counts(plain)])
-        print(f"\ngrade-2 memories per {label} (as committed): among the candidates, injected by the rules, by the model\n")
-        print(table([label, "prompts", "grade-2", "among candidates", "rules", "model"], rows))
 
 
 def ranking(prompts: list[rel.Prompt], models: dict[str, Model]) -> None:
@@ -209,7 +191,7 @@ def ranking(prompts: list[rel.Prompt], models: dict[str, Model]) -> None:
     runs = ("bm25", "dense", "fused", "model")
     rows = []
     for variant, with_q in VARIANTS:
-        for left in ENGINEERING + ("pooled",):
+        for left in K.TRAINED + ("pooled",):
             for kinds in ("every judged prompt", "paraphrase"):
                 ps = [p for p in prompts if p.search and p.questions == with_q and left in ("pooled", p.set_name)
                       and (kinds != "paraphrase" or p.kind == "paraphrase")]
@@ -223,36 +205,32 @@ def ranking(prompts: list[rel.Prompt], models: dict[str, Model]) -> None:
     print(table(["set", "prompt kind", "prompts", "BM25 alone", "dense alone", "fused (memindex search)", "by P(relevant)"], rows))
 
 
-def locomo(final: Model, semantic: bool) -> None:
-    if not LOCOMO_JSON.exists():
-        return
-    with tempfile.TemporaryDirectory(prefix="memindex-train-") as tmp:
-        loco = rel.collect(all_sets(Path(tmp), ("locomo",)), semantic=semantic)
-    scored = rel.probabilities(final, loco)
-    print(f"\nLoCoMo (conversational; never trained on), the shipped {final.name} model\n")
-    print(table(HEAD, [
-        row("rules", loco, [p.rules for p in loco]),
-        row(f"model (t={final.min_confidence:.2f}, share {final.min_share:g})", loco, choice(final, loco, scored)),
-    ]))
-    print()
-    print(table(["P bin", "candidates", "mean predicted", "observed relevant"], rel.calibration(loco, scored)))
-
-
 def gather(semantic: bool, rankings: bool = False, small: bool = True) -> list[rel.Prompt]:
-    """Every engineering set's prompts with their candidates' features: the stores as
-    committed, and (the sets that have them) with their blind questions; and each store cut
-    into small ones (`sets.small_stores`, `SMALL_SIZES`; `small`), judged apart and never
-    trained on: a user's store starts with a handful of memories, and the model must hold
-    on stores of sizes it never saw."""
+    """Every kind's prompts with their candidates' features (`rel.Prompt.group` = the kind):
+    the json sets as committed and (those that have them) with their blind questions, the
+    UNSEEN ones too (judged, never trained on), and each json store cut into small ones
+    (`sets.small_stores`; `small`), judged apart and never trained on."""
     prompts: list[rel.Prompt] = []
-    for names, with_q in ((ENGINEERING, False), (WITH_QUESTIONS, True)):
-        with tempfile.TemporaryDirectory(prefix="memindex-train-") as tmp:
-            stores = all_sets(Path(tmp), names, questions=with_q)
-            prompts += rel.collect(stores, semantic, with_q, rankings)
-            if small:
+    with tempfile.TemporaryDirectory(prefix="memindex-train-") as tmp:
+        by_kind = K.stores(Path(tmp), unseen=True)
+        for kind, stores in by_kind.items():
+            got = rel.collect(stores, semantic, False, rankings and kind == "json")
+            if kind == "json" and small:
                 cut = [s for store in stores for n, others in SMALL_SIZES
                        for s in small_stores(store, Path(tmp) / "small", n, others)]
-                prompts += rel.collect(cut, semantic, with_q, small=True)
+                got += rel.collect(cut, semantic, False, small=True)
+            for p in got:
+                p.group = kind
+            prompts += got
+        with_q = K.stores(Path(tmp) / "q", ("json",), questions=True)["json"]
+        with_q = [s for s in with_q if s.set_name in WITH_QUESTIONS]
+        got = rel.collect(with_q, semantic, True, rankings)
+        if small:
+            cut = [s for store in with_q for n, others in SMALL_SIZES for s in small_stores(store, Path(tmp) / "qsmall", n, others)]
+            got += rel.collect(cut, semantic, True, small=True)
+        for p in got:
+            p.group = "json"
+        prompts += got
     return prompts
 
 
@@ -262,8 +240,8 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 if the shipped weights differ from a fresh training")
     ap.add_argument("--semantic", action="store_true", help="also the model with the worker's evidence (the real model)")
     ap.add_argument("--quiet", action="store_true", help="no evaluation tables")
+    ap.add_argument("--loso", action="store_true", help="also each set judged by a model trained on the others (slow)")
     ap.add_argument("--ranking", action="store_true", help="with --semantic: also the search ranking by P(relevant)")
-    ap.add_argument("--no-locomo", action="store_true", help="leave LoCoMo out of the tables (it takes minutes)")
     args = ap.parse_args()
 
     path = Path(WEIGHTS_FILE)
@@ -277,22 +255,27 @@ def main() -> int:
         data["models"][kind] = {
             "features": names, "bias": round(final.bias, 6), "min_confidence": final.min_confidence,
             "min_share": final.min_share,
+            "documents": {"min_confidence": final.documents.min_confidence, "min_share": final.documents.min_share},
             "weights": {k: round(v, 6) for k, v in final.weights.items()},
             "means": {k: round(v, 6) for k, v in final.means.items()},
         }
         if args.check:
+            if K.missing():
+                print("cannot reproduce the training here, it needs: " + "; ".join(K.missing()), file=sys.stderr)
+                return 3
             if shipped.get("models", {}).get(kind) != json.loads(json.dumps(data["models"][kind])):
                 print(f"the shipped {kind} relevance model differs from a fresh training run", file=sys.stderr)
                 return 1
             print(f"the shipped {kind} relevance model is what training produces")
             continue
         if not args.quiet:
-            models = report(prompts, names, kind)
+            print(f"\n## {kind}: {len(prompts)} prompts, {sum(len(p.cands) for p in prompts)} candidates, {len(names)} features")
+            leave_one_kind_out(prompts, names, kind)
+            models = leave_one_set_out(prompts, names, kind) if args.loso or args.ranking else {}
+            unseen(final, prompts)
             if args.ranking and semantic:
                 ranking(prompts, models)
-            if not args.no_locomo:
-                locomo(final, semantic)
-        print(f"\nshipped {kind} model: min_confidence {final.min_confidence:.2f}, min_share {final.min_share:g}; weights (raw units), largest first:")
+        print(f"\nshipped {kind} model: memories' bar {bar(final, 'memories')}, documents' bar {bar(final, 'documents')}; weights (raw units), largest first:")
         for k, v in sorted(final.weights.items(), key=lambda kv: -abs(kv[1])):
             print(f"  {k:16s} {v:+.3f}")
     if args.write and not args.check:

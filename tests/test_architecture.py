@@ -19,20 +19,21 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memindex"
 # What the prompt hook may load (it runs `python3 -I -S`: standard library and these).
 HOOK_ALLOWED = {
     "memindex", "memindex.defaults", "memindex.errors", "memindex.lean", "memindex.config", "memindex.trust",
-    "memindex.runtime", "memindex.background",
+    "memindex.runtime", "memindex.usage", "memindex.background",
     "memindex.text", "memindex.text.words", "memindex.text.cjk", "memindex.text.render",
+    "memindex.text.identifiers",  # through index.rows, the writer side the index package loads only for writers
     "memindex.store", "memindex.store.paths", "memindex.store.rootfs", "memindex.store.marker", "memindex.store.ids",
     "memindex.store.stamps",
-    "memindex.index", "memindex.index.db", "memindex.index.rows", "memindex.index.reads", "memindex.index.vectors",
+    "memindex.index", "memindex.index.db", "memindex.index.schema", "memindex.index.rows", "memindex.index.reads", "memindex.index.vectors",
     "memindex.index.fresh", "memindex.index.freshen", "memindex.index.health", "memindex.index.provenance",
     "memindex.retrieval", "memindex.retrieval.query", "memindex.retrieval.legacy", "memindex.retrieval.hits",
-    "memindex.retrieval.cjk_search", "memindex.semantic", "memindex.semantic.client",
+    "memindex.retrieval.cjk_search", "memindex.retrieval.related", "memindex.semantic", "memindex.semantic.client",
     "memindex.relevance", "memindex.relevance.explain", "memindex.policy", "memindex.policy.inject",
-    "memindex.policy.prompt", "memindex.policy.transcript", "memindex.policy.dense",
+    "memindex.policy.prompt", "memindex.policy.transcript", "memindex.policy.dense", "memindex.policy.staleness",
     "memindex.capture", "memindex.capture.triage", "memindex.capture.turn", "memindex.capture.asked",
     "memindex.capture.schedule", "memindex.capture.score", "memindex.capture.sentences", "memindex.capture.prompts",
     "memindex.hook", "memindex.hook.__main__", "memindex.hook.file", "memindex.hook.session",
-    "memindex.hook.clients",
+    "memindex.hook.clients", "memindex.review", "memindex.review.pending", "memindex.review.acks", "memindex.lazy",
 }
 # The flow, bottom to top (../shared/design/layout.md): files -> index -> retrieval -> policy
 # -> adapters. A package (or top-level module) imports only from its own layer and those
@@ -41,7 +42,7 @@ LAYERS: list[set[str]] = [
     {"memindex", "defaults", "errors", "lean", "lazy"},  # leaves
     {"text"},  # words, CJK bigrams, the line format: used to index and to answer
     {"store"},  # the memory files, the root, markers, secrets in a memory's text
-    {"runtime"}, {"trust"}, {"config"}, {"background"},  # this user's folders; settings read once; detached jobs
+    {"runtime"}, {"usage"}, {"trust"}, {"config"}, {"background"},  # this user's folders; settings read once; detached jobs
     {"index"},  # the derived index: its only writer (sync), readers, freshness, provenance
     {"retrieval"},  # ranking: query, CJK search, the old matcher
     {"semantic"},  # the optional dense channel and its worker
@@ -49,15 +50,18 @@ LAYERS: list[set[str]] = [
     {"write"},  # save, update, retire
     {"relevance"}, {"policy"},  # what the assistant is shown; recall for every adapter
     {"importers"}, {"capture"},  # what fills the store
+    {"review"},  # what keeps it true: stale, conflicting, duplicate, unused memories; the actions
+    {"catalog"},  # the store as a person browses it: listings, one memory whole, what was shown, figures
     {"doctor"},  # the report across every layer
-    {"hook", "mcp", "cli", "__main__"},  # adapters (`python -m memindex` is the CLI's other door)
+    {"hook", "mcp", "cli", "ui", "__main__"},  # adapters (`python -m memindex` is the CLI's other door)
     {"evaluation"},  # developer tools over all of it
 ]
-ADAPTERS = {"hook", "mcp", "cli"}  # __main__ is the CLI
+ADAPTERS = {"hook", "mcp", "cli", "ui"}  # __main__ is the CLI
 # Imports against the flow, each with its reason.
 UPWARD_ALLOWED: dict[tuple[str, str], str] = {
     ("memindex.index.sync", "memindex.semantic.vectors"): "the one writer embeds the rows it just wrote (lazily, when the worker's model is enabled)",
     ("memindex.cli.mcp", "memindex.mcp.server"): "`memindex mcp` starts the MCP server by name",
+    ("memindex.cli.ui", "memindex.ui.server"): "`memindex ui` starts the local web page by name",
 }
 MAX_LINES = 450
 # Modules allowed past MAX_LINES, each with the reason it must stay one piece.
@@ -126,6 +130,18 @@ def test_no_module_outside_the_cli_imports_it() -> None:
         for i in deps if i == "memindex.cli" or i.startswith("memindex.cli.")
     )
     assert offenders == []
+
+
+def test_only_the_cli_starts_the_web_page() -> None:
+    """memindex/ui is an adapter nobody imports: `memindex ui` (cli/ui.py) starts it; the
+    hooks, the MCP server and the library never load Starlette or Jinja2."""
+    offenders = sorted(
+        f"{m} imports {i}" for m, deps in GRAPH.items() if not m.startswith("memindex.ui") and m != "memindex.cli.ui"
+        for i in deps if i == "memindex.ui" or i.startswith("memindex.ui.")
+    )
+    assert offenders == []
+    outside = {i for m in MODULES if not m.startswith("memindex.ui") for i in imports_of(m)}
+    assert not outside & {"starlette", "uvicorn", "jinja2", "markupsafe"}
 
 
 def test_no_product_module_imports_the_evaluation_tools() -> None:
@@ -256,6 +272,10 @@ OPEN_ALLOWED: dict[str, str] = {
     "memindex.store.rootfs": "the helper itself",
     "memindex.store.files.read_bytes": "memory files: O_NOFOLLOW|O_NONBLOCK, a link followed only when it stays inside the root, "
     "regular-file and size checks on the descriptor",
+    "memindex.store.documents.read_text": "the project's registered documents: the link-resolved path, only inside the "
+    "project, O_NOFOLLOW|O_NONBLOCK, regular-file, owner and size checks on the descriptor",
+    "memindex.store.documents.read_head": "the first bytes of a file `memindex init` looks at: O_NOFOLLOW|O_NONBLOCK, "
+    "regular files only, bounded",
     "memindex.store.atomic.write_temp": "new temp files: O_CREAT|O_EXCL|O_NOFOLLOW under a random name, never an existing file",
     "memindex.store.atomic.fsync_dir": "a folder opened with O_DIRECTORY to fsync it; no file's contents",
     "memindex.policy.transcript": "Claude Code's transcript, outside the root (non-blocking, regular files only, bounded tail)",
@@ -268,6 +288,10 @@ OPEN_ALLOWED: dict[str, str] = {
     "memindex.store.secrets": "package data (data/secret_patterns.json)",
     "memindex.config._read_user": "the user's own config (~/.config/memindex), outside every root; a dotfiles link is fine",
     "memindex.trust": "the user's trust record (~/.local/state/memindex), outside every root",
+    "memindex.review.acks": "the user's review acknowledgments (~/.local/state/memindex/review), outside every root",
+    "memindex.review.names._data": "package data (data/review.json)",
+    "memindex.review.cache": "the review's per-user caches (~/.local/state/memindex/review), outside every root",
+    "memindex.review.stale._lines": "a tracked file of the project, to count its lines (read-only, bounded)",
     "memindex.capture.triage.data": "package data (data/triage.json)",
     "memindex.capture.score.model": "package data (data/triage_model.json, the triage scorer's weights)",
     "memindex.relevance": "package data (data/relevance.json, the relevance model's weights)",

@@ -463,3 +463,74 @@ def test_search_lists_captured_summaries_after_memories_written_on_purpose(memor
         assert search(conn, prompt, limit=5)[0].path == f"{CAPTURE_FOLDER}/session-{SID}.json"
     ranked = [h.path for h in search_hits(str(memory_root), cfg, prompt)]
     assert ranked == ["runbooks/pdf-export-duplicates.json", f"{CAPTURE_FOLDER}/session-{SID}.json"]
+
+
+# --- summaries do not pile up (capture/fold.py); what became durable (saved_memories) -----
+
+
+def _captured(root: Path, n: int, day: str, **extra) -> None:
+    from conftest import write_mem
+
+    write_mem(root, "session_summary", f"session-{day}-{n}", f"Session: work {n} of {day}", ["captured-session", "api"],
+              {"goal": f"work item {n} of {day}", "outcome": "success", "completed": [f"did {n}"], **extra},
+              folder="sessions-local", created_at=f"{day}T10:00:00Z", updated_at=f"{day}T1{n}:00:00Z",
+              related_files=[f"src/f{n}.py"])
+
+
+def test_older_captured_summaries_are_folded_into_a_digest_a_month(memory_root: Path) -> None:
+    from conftest import write_mem
+    from memindex.capture.fold import fold
+    from memindex.index.sync import sync
+
+    for n in range(3):
+        _captured(memory_root, n, "2026-01-10", saved_memories=["decisions/x.json"] if n == 0 else [])
+    for n in range(3):
+        _captured(memory_root, n, "2026-02-10")
+    write_mem(memory_root, "session_summary", "hand-written", "A session someone wrote", ["sessions"],
+              {"goal": "by hand", "outcome": "success"}, created_at="2025-01-01T00:00:00Z", updated_at="2025-01-01T00:00:00Z")
+    cfg = parse_config({"capture": {"keep_sessions": 2, "keep_days": 0}})
+    sync(memory_root, cfg)
+    done = fold(str(memory_root), cfg)
+    assert done["folded"] == 4 and done["failed"] == []
+    assert done["digests"] == [".claude/memory/sessions-local/sessions-digest-2026-01.json",
+                               ".claude/memory/sessions-local/sessions-digest-2026-02.json"]
+    jan = json.loads((memory_root / "sessions-local/sessions-digest-2026-01.json").read_text())
+    assert jan["content"]["completed"][0] == "2026-01-10: work item 0 of 2026-01-10 (success; saved decisions/x.json)"
+    assert len(jan["content"]["completed"]) == 3 and jan["content"]["saved_memories"] == ["decisions/x.json"]
+    assert set(jan["related_files"]) == {"src/f0.py", "src/f1.py", "src/f2.py"} and "session-digest" in jan["tags"]
+    old = json.loads((memory_root / "sessions-local/session-2026-01-10-0.json").read_text())
+    assert old["record_status"] == "archived" and old["archived_reason"] == (
+        "folded into .claude/memory/sessions-local/sessions-digest-2026-01.json")
+    kept = [p.name for p in (memory_root / "sessions-local").glob("session-2026-02-10-*.json")
+            if json.loads(p.read_text())["record_status"] == "active"]
+    assert sorted(kept) == ["session-2026-02-10-1.json", "session-2026-02-10-2.json"]  # the newest two
+    assert json.loads((memory_root / "sessions/hand-written.json").read_text())["record_status"] == "active"
+    assert fold(str(memory_root), cfg)["folded"] == 0  # nothing more: the digests are not folded
+
+
+def test_older_captured_summaries_can_be_archived_instead(memory_root: Path) -> None:
+    from memindex.capture.fold import fold
+    from memindex.index.sync import sync
+
+    for n in range(3):
+        _captured(memory_root, n, "2026-01-10")
+    cfg = parse_config({"capture": {"keep_sessions": 1, "keep_days": 0, "older": "archive"}})
+    sync(memory_root, cfg)
+    done = fold(str(memory_root), cfg)
+    assert done["archived"] == 2 and done["digests"] == []
+    assert not list((memory_root / "sessions-local").glob("sessions-digest-*"))
+
+
+def test_a_summary_says_what_became_a_durable_memory(tmp_path: Path) -> None:
+    w = TranscriptWriter(SID, CWD, START)
+    w.prompt("We chose Postgres over MySQL for events; save that")
+    w.bash("memindex save --category decision --data '{...}'",
+           '{"status": "created", "path": ".claude/memory/decisions/postgres-for-events.json", "id": "postgres-for-events"}')
+    w.tool("mcp__plugin_memindex_memindex__update", {"path": "x"},
+           '{"status": "updated", "path": ".claude/memory/runbooks/events-backfill.json", "id": "events-backfill"}')
+    w.bash("memindex save --category decision --data '{...}'", "memindex: a memory already exists", 1)
+    c = summary_of(w, tmp_path)["content"]
+    assert c["saved_memories"] == [".claude/memory/decisions/postgres-for-events.json",
+                                   ".claude/memory/runbooks/events-backfill.json"]
+    assert ("Saved as memories: .claude/memory/decisions/postgres-for-events.json, "
+            ".claude/memory/runbooks/events-backfill.json") in c["completed"]

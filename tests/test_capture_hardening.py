@@ -234,8 +234,7 @@ def test_save_refuses_each_credential_form_naming_field_and_kind(project_dir: Pa
 def test_update_and_the_mcp_save_refuse_them_too(project_dir: Path) -> None:
     from memindex.config import Config
     from memindex.errors import SecretFound
-    from memindex.mcp.tools import Memories
-    from memindex.write import save_memory, update_memory
+    from memindex.write import save_memory, save_new, update_memory  # save_new: what the MCP save tool calls
     from test_write import memory
 
     root = project_dir / ".claude" / "memory"
@@ -247,7 +246,7 @@ def test_update_and_the_mcp_save_refuse_them_too(project_dir: Path) -> None:
         data = memory("runbook", "Reset the staging database again")
         data["content"]["steps"] = [text]
         with pytest.raises(SecretFound):
-            Memories(str(project_dir), str(project_dir)).save("runbook", data)
+            save_new(str(root), Config(), "runbook", data, new_topic=True)
     assert len(list(root.glob("runbooks/*.json"))) == 1
     assert all(secret not in p.read_text() for p in root.glob("runbooks/*.json") for _, secret, _ in CREDENTIAL_FORMS)
 

@@ -192,7 +192,7 @@ def test_the_idf_of_a_bigram_is_that_of_the_whole_store(store: Path) -> None:
         plan = plan_query(conn, "认证", Params())
         assert plan.spaceless == len(CJK_MEMORIES) and plan.n_docs == len(CJK_MEMORIES + ENGLISH_MEMORIES + SESSIONS)
         term = plan.used[0]
-        (rowid, bm25), = reads.rank_spaceless(conn, plan.expressions[term], (5, 3, 1, 1, 1))
+        (rowid, bm25), = reads.rank_spaceless(conn, plan.expressions[term], (5, 3, 1, 1, 1, 1))
         hit, = search(conn, "认证")
         assert hit.rowid == rowid
         assert hit.score == pytest.approx(-bm25 * cjk_search.fts5_idf(18, 1) / cjk_search.fts5_idf(8, 1))
@@ -273,7 +273,7 @@ def test_an_english_store_is_untouched(english_store: Path, monkeypatch: pytest.
             assert plan.spaceless == 0 and plan.side_df == {} and plan.runs == [] and not plan.fused
             hits = search(conn, query, plan=plan)
             # the ranking is FTS5's bm25 over fts alone, as before text without spaces existed
-            direct = reads.rank(conn, plan.match, (5.0, 3.0, 1.0, 1.0, 1.0), 50)
+            direct = reads.rank(conn, plan.match, (5.0, 3.0, 1.0, 1.0, 0.25, 1.0), 50)
             assert [(h.rowid, round(h.score, 9)) for h in hits] == [(r, round(-s, 9)) for r, s in direct][: len(hits)]
         outcome = decide(conn, "the canary error rate is above 2%, how do we roll back?", Config())
         assert [h.id for h in outcome.hits] == ["canary-en"]

@@ -21,8 +21,8 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "examples" / "demo-project"
-WRITE_TOOLS = {"save", "update", "retire"}
-READ_TOOLS = {"search", "get", "recent_sessions", "explain"}
+WRITE_TOOLS = {"save", "update", "retire", "keep", "merge"}
+READ_TOOLS = {"search", "get", "recent_sessions", "explain", "review"}
 
 
 @pytest.fixture
@@ -223,3 +223,29 @@ def test_the_plugin_starts_the_server_isolated_from_the_project(project: Path) -
 
     found = run_session(["-I", str(script)], body, cwd=project, env={"PYTHONPATH": str(project)})
     assert found.startswith("1. [DECISION] Use ULIDs for shipment_id")
+
+
+def test_the_review_tool_gives_the_queue_and_keep_acknowledges(project: Path) -> None:
+    """The same queue as `memindex review --json`, and `keep` through the server."""
+    def cli_items() -> list[dict]:
+        out = subprocess.run([sys.executable, "-m", "memindex", "--root", str(project), "review", "--json"],
+                             capture_output=True, text=True, timeout=120)
+        return json.loads(out.stdout)["items"]
+
+    async def body(s: ClientSession) -> dict[str, Any]:
+        out: dict[str, Any] = {"review": json.loads((await call(s, "review"))[1])}
+        items = out["review"]["items"]
+        if items:
+            out["keep"] = json.loads((await call(s, "keep", path=items[0]["path"]))[1])
+            out["after"] = json.loads((await call(s, "review", fresh=False))[1])
+        out["bad_kind"] = await call(s, "review", kind=["nonsense"])
+        return out
+
+    expected = cli_items()
+    out = run_session(["--root", str(project), "mcp"], body)
+    items = out["review"]["items"]
+    assert items == expected and items, "the demo project holds at least one item (its Redux and TanStack decisions)"
+    assert all(set(i) - {"other_path"} == {"kind", "path", "reason", "evidence", "suggested"} for i in items)
+    assert out["keep"]["status"] == "kept" and out["keep"]["path"] == items[0]["path"]
+    assert items[0] not in out["after"]["items"]
+    assert out["bad_kind"][0]  # the SDK's validation: one of the five kinds

@@ -183,7 +183,9 @@ def test_explain_shows_each_candidate_s_probability_and_what_moved_it(root: Path
 
 def test_the_shipped_lexical_model_is_what_training_produces() -> None:
     out = subprocess.run([sys.executable, str(REPO / "scripts" / "train_relevance.py"), "--check"],
-                         capture_output=True, text=True, cwd=REPO, timeout=300)
+                         capture_output=True, text=True, cwd=REPO, timeout=600)
+    if out.returncode == 3:  # the training data beside the repository (LoCoMo, the documents) is not on this machine
+        pytest.skip(out.stderr.strip())
     assert out.returncode == 0, out.stdout + out.stderr
 
 
@@ -192,6 +194,8 @@ def test_the_shipped_lexical_model_is_what_training_produces() -> None:
 def test_the_shipped_semantic_model_is_what_training_produces() -> None:
     out = subprocess.run([sys.executable, str(REPO / "scripts" / "train_relevance.py"), "--check", "--semantic"],
                          capture_output=True, text=True, cwd=REPO, timeout=900)
+    if out.returncode == 3:
+        pytest.skip(out.stderr.strip())
     assert out.returncode == 0, out.stdout + out.stderr
 
 

@@ -637,13 +637,13 @@ def test_the_scratch_table_stays_right_over_thousands_of_reloads() -> None:
     from memindex.index.reads import Scratch
 
     index_conn = sqlite3.connect(":memory:")
-    index_conn.execute("CREATE VIRTUAL TABLE fts USING fts5(title, tags, body, kind, questions)")
+    index_conn.execute("CREATE VIRTUAL TABLE fts USING fts5(title, tags, body, kind, questions, forms)")
     words = "webhook retry signature stripe postgres cache token deploy queue timeout".split()
     rng = random.Random(3)
     for rowid in range(1, 300):
-        index_conn.execute("INSERT INTO fts(rowid, title, tags, body, kind, questions) VALUES (?,?,?,?,?,?)",
+        index_conn.execute("INSERT INTO fts(rowid, title, tags, body, kind, questions, forms) VALUES (?,?,?,?,?,?,?)",
                            (rowid, " ".join(rng.choices(words, k=3)), "misc", " ".join(rng.choices(words, k=40)), "runbook",
-                            "why does it fail?" if rowid % 2 else ""))
+                            "why does it fail?" if rowid % 2 else "", ""))
     for n in range(3000):
         rowids = rng.sample(range(1, 300), rng.randrange(1, 14))
         Scratch.load_from(index_conn, rowids)
@@ -661,7 +661,7 @@ def test_each_thread_re_matches_in_a_scratch_table_of_its_own() -> None:
     from memindex.index.reads import Scratch
 
     index_conn = sqlite3.connect(":memory:", check_same_thread=False)  # the index may be shared; the scratch may not
-    index_conn.execute("CREATE VIRTUAL TABLE fts USING fts5(title, tags, body, kind, questions)")
+    index_conn.execute("CREATE VIRTUAL TABLE fts USING fts5(title, tags, body, kind, questions, forms)")
     for rowid in range(1, 41):
         index_conn.execute("INSERT INTO fts(rowid, title, tags, body, kind, questions) VALUES (?,?,?,?,?,?)",
                            (rowid, f"memory {rowid}", "", "stripe webhook" if rowid % 2 else "postgres pool", "runbook", ""))

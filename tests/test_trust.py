@@ -87,6 +87,13 @@ NEUTRAL = {
     "watch.debounce_ms": "the watcher's delay, only when the user runs `memindex watch`",
     "watch.poll_interval_s": "the watcher's polling, only when the user runs `memindex watch`",
     "capture.min_interval_s": "how often a running session's summary is rewritten, locally (bounded)",
+    "documents.paths": "the project's own files to index: only paths inside it are kept (config.py, store.paths), "
+    "read without following a link out of it, bounded",
+    "capture.keep_sessions": "how many captured summaries stay as they are; the others are archived, reversibly (unarchive)",
+    "capture.keep_days": "how old a captured summary may get before it is archived, reversibly",
+    "capture.older": "fold into a digest or archive alone: either way reversible, nothing deleted",
+    "review.unused_min_shown": "when a memory is listed as unused: the queue lists, nothing acts",
+    "review.unused_min_sessions": "when a memory is listed as unused: the queue lists, nothing acts",
 }
 
 

@@ -95,8 +95,8 @@ def test_init_save_capture_import_and_sync_under_umask_000(tmp_path: Path, loose
         os.chmod(dirpath, 0o755)
         for n in names:
             os.chmod(os.path.join(dirpath, n), 0o644)
-    adrs = cli(project, "import", "adr", ok=(0, 1))  # 1: the data set's malformed ADR, reported
-    assert "created .claude/memory/decisions/adr-0001" in adrs.stdout
+    adrs = cli(project, "import", "adr", ok=(0, 1))  # registered in place: memory-config.json rewritten
+    assert "registered in .claude/memory/memory-config.json" in adrs.stdout
     cli(project, "sync")
     # a memory replaced through the write path keeps its own bits
     cli(project, "update", saved["path"], "--data", json.dumps({"tags": ["billing", "queues"]}))
@@ -109,7 +109,7 @@ def test_init_save_capture_import_and_sync_under_umask_000(tmp_path: Path, loose
     assert search_paths(root, "quokka queues billing")[0].endswith(saved["path"].split("/", 2)[-1])
     assert any(p.startswith(f"{CAPTURE_FOLDER}/session-{sid}") for p in search_paths(root, "wombat export cancelled"))
     assert len(list((root / CAPTURE_FOLDER).glob("*.json"))) == 3
-    assert list((root / "decisions").glob("adr-*.json"))
+    assert status["documents"]["indexed"].get("adr")  # the ADRs, indexed in place
 
 
 def test_the_helpers_never_create_what_others_may_write(tmp_path: Path, loose_umask) -> None:

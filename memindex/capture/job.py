@@ -30,12 +30,33 @@ def capture_transcript(root: str, cfg: Config, transcript: str, *, dry_run: bool
     """Summarise one transcript and write (or update) its summary: the write path's answer,
     or {status: skipped, reason} when the session has no prompt yet."""
     session = read_transcript(transcript)
+    if not dry_run and cfg["review.usage"]:
+        record_use(root, session)
+    if not cfg["capture.enabled"]:
+        return {"status": "skipped", "reason": "capture.enabled is false (use recorded)", "session_id": session.session_id}
     memory = summarise(session, transcript)
     if memory is None:
         return {"status": "skipped", "reason": "no user prompt in the transcript", "session_id": session.session_id}
     result = write_summary(root, cfg, memory, dry_run=dry_run)
     result["session_id"] = session.session_id
+    if not dry_run:
+        from .fold import fold
+
+        folded = fold(root, cfg)
+        if folded["folded"] or folded["archived"] or folded["failed"]:
+            result["folded"] = folded
     return result
+
+
+def record_use(root: str, session) -> int:
+    """The memories the session's model opened (capture/opens.py), into this user's use
+    log (memindex/usage.py); returns how many opens were new."""
+    from .. import usage
+    from .opens import opens
+
+    if not session.session_id or not session.reads:
+        return 0
+    return usage.record_opens(root, session.session_id, opens(root, session.reads, session.cwd))
 
 
 def _acquire(lock: str) -> int | None:

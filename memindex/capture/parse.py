@@ -44,6 +44,9 @@ _TEST_RE = re.compile(
 )
 _COMMIT_OUT_RE = re.compile(r"^\[([^\]\s]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$", re.M)
 _COMMIT_CMD_RE = re.compile(r"\bgit\s+commit\b")
+_SAVE_CMD_RE = re.compile(r"\bmemindex\b(?:\s+--root\s+\S+)?\s+(?:save|update)\b")
+# the write path's answer: {"status": "created" | "updated", "path": "...json", ...}
+_SAVED_RE = re.compile(r'"status":\s*"(?:created|updated)",\s*"path":\s*"([^"\\]{1,300}\.json)"')
 
 
 @dataclass
@@ -77,6 +80,10 @@ class Session:
     commands: list[Command] = field(default_factory=list)
     commits: list[str] = field(default_factory=list)
     todos: list[dict] = field(default_factory=list)  # the last TodoWrite list
+    # tool calls that may read a memory (the use log's opens): (tool call id, tool, argument):
+    # a Read's file_path, a Bash command, an MCP tool's path (capture/opens.py decides)
+    reads: list[tuple[str, str, str]] = field(default_factory=list)
+    saved: list[str] = field(default_factory=list)  # memories the session saved or updated (their paths)
 
     @property
     def prompts(self) -> list[str]:
@@ -193,6 +200,17 @@ class _Reader:
             if _COMMIT_CMD_RE.search(what.command) and not failed:
                 for m in _COMMIT_OUT_RE.finditer(output):
                     self._commit(f"{m.group(2)[:7]} {m.group(3).strip()}")
+            if _SAVE_CMD_RE.search(what.command) and not failed:
+                self._saved(output)
+        elif what == "save" and not failed:
+            self._saved(_result_text(block.get("content")))
+
+    def _saved(self, output: str) -> None:
+        """The path a `memindex save`/`update` (or the MCP tool's) answer names."""
+        for m in _SAVED_RE.finditer(output[:20_000]):
+            path = m.group(1)
+            if path not in self.session.saved and len(self.session.saved) < 50:
+                self.session.saved.append(path)
 
     def _commit(self, text: str) -> None:
         if text not in self.session.commits and len(self.session.commits) < _MAX_ITEMS:
@@ -256,6 +274,11 @@ class _Reader:
         name, args, tool_id = block.get("name"), block.get("input"), block.get("id")
         if not isinstance(args, dict) or not isinstance(tool_id, str):
             return
+        if len(self.session.reads) < _MAX_ITEMS:
+            arg = args.get("file_path") if name == "Read" else args.get("command") if name == "Bash" else (
+                args.get("path") if isinstance(name, str) and name.startswith("mcp__") else None)
+            if isinstance(arg, str) and arg and len(arg) <= 4096:
+                self.session.reads.append((tool_id, name, arg))
         if name in FILE_TOOLS:
             path = args.get("file_path") or args.get("notebook_path")
             if isinstance(path, str) and path and "\x00" not in path and len(self.pending) < _PENDING_MAX:
@@ -268,6 +291,9 @@ class _Reader:
                 self.session.commands.append(cmd)
                 if len(self.pending) < _PENDING_MAX:
                     self.pending[tool_id] = (name, cmd)
+        elif isinstance(name, str) and name.startswith("mcp__") and name.endswith(("__save", "__update")) and "memindex" in name:
+            if len(self.pending) < _PENDING_MAX:
+                self.pending[tool_id] = (name, "save")
         elif name == "TodoWrite" and isinstance(args.get("todos"), list):
             self.session.todos = [t for t in args["todos"] if isinstance(t, dict) and isinstance(t.get("content"), str)]
 

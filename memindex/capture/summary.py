@@ -1,8 +1,10 @@
 """What a session did (capture.parse) -> one `session_summary` memory, at most
 SUMMARY_MAX_BYTES, deterministic, without a model.
 
-Fields (schema 1.0 `session_summary`, plus three extra text fields the index reads like
-any other): `goal` the user's first prompt in their words; `requests` their later prompts;
+Fields (schema 1.0 `session_summary`, plus extra text fields the index reads like any
+other): `goal` the user's first prompt in their words; `requests` their later prompts;
+`saved_memories` the memories the session saved or updated (its work that became durable:
+`completed` says so too);
 `completed` the commands and tests that ran (with their outcome), the commits, the todo
 items done; `key_changes` the files changed; `in_progress` / `next_actions` what is left
 (the todo list's open items, a failing last test run, the "next steps" of the closing
@@ -173,6 +175,9 @@ class _Parts:
             content["requests"] = list(self.requests)
         if self.notes:
             content["assistant_notes"] = list(self.notes)
+        if session.saved:  # the session's work that became durable memories: said, so the summary is not the only record
+            content["saved_memories"] = list(session.saved)
+            completed.append("Saved as memories: " + ", ".join(session.saved[:5]) + (" ..." if len(session.saved) > 5 else ""))
         content = {k: v for k, v in content.items() if v not in ([], "")}
         content.setdefault("goal", goal)
         memory: dict[str, Any] = {

@@ -25,7 +25,7 @@ def run(args: argparse.Namespace, root: str, cfg: Config) -> int:
     from ..capture.job import capture_transcript, run_job
 
     if args.session_id and not args.dry_run:
-        if not cfg["capture.enabled"]:
+        if not cfg["capture.enabled"] and not cfg["review.usage"]:
             return 0
         result = run_job(root, cfg, args.transcript, args.session_id)
     else:

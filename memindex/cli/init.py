@@ -19,6 +19,8 @@ def register(add: AddParser) -> None:
     )
     p.add_argument("--nested", action="store_true",
                    help="create a store here even though a parent folder's project has one (refused otherwise)")
+    p.add_argument("--no-documents", action="store_true",
+                   help="only say which ADR and runbook folders it finds; do not register them (memindex import does)")
     p.set_defaults(handler=cmd_init)
 
 
@@ -48,20 +50,22 @@ def cmd_init(args: argparse.Namespace, root: str | None, cfg: Config) -> int:
             f"one, so nothing was created in {project}. To keep a separate store here anyway: memindex init --nested"
         )
     result = init_project(project)
-    sync(result.root, progress=False)
+    found, reg = _documents(result.root, project, register=not args.no_documents)
+    if reg is None:
+        sync(result.root, progress=False)
     if args.write_settings:
         add_permissions(project, result)
     rules = permission_rules()
-    from ..importers.discover import offers
-
-    found = offers(project)  # said, never imported by init itself
+    offers = [f for f in found if f.opt_in and not f.registered]  # said, registered only by their command
     if args.json:
         emit_json({
             "root": str(result.root), "created": result.created, "kept": result.kept, "updated": result.updated,
             "rules": rules, "rules_added": result.rules_added if args.write_settings else None,
-            "imports": [o.to_json() for o in found],
+            "documents": {"found": [f.to_json() for f in found if not f.opt_in],
+                          "registration": reg.to_json() if reg is not None else None},
+            "imports": [f.to_json() for f in offers],
         })
-        return 0
+        return 0 if reg is None else reg.exit_code
     if args.quiet:
         return 0
     for rel in result.created:
@@ -80,8 +84,31 @@ def cmd_init(args: argparse.Namespace, root: str | None, cfg: Config) -> int:
         print('{ "permissions": { "allow": [')
         print(",\n".join(f'    "{r}"' for r in rules))
         print("] } }")
-    if found:
-        print("\nWhat this project already knows, ready to import:")
-        for offer in found:
+    folders = [f for f in found if not f.opt_in]
+    if folders:
+        print("\nThe project's documents, indexed in place" + (":" if reg is not None else " (not registered: --no-documents):"))
+        for folder in folders:
+            print(f"  {folder.line()}" + (" (already registered)" if folder.registered else ""))
+        if reg is not None:
+            from .imports import report
+
+            report(reg, False, False)
+    if offers:
+        print("\nAlso here, opt-in (Claude Code already loads CLAUDE.md and MEMORY.md into each session):")
+        for offer in offers:
             print(f"  {offer.line()}")
-    return 0
+    return 0 if reg is None else reg.exit_code
+
+
+def _documents(root: Path, project: Path, register: bool):  # type: ignore[no-untyped-def]
+    """The folders `find` gives, and (unless told not to) their registration: the ADR and
+    runbook folders not registered yet go into documents.paths, then one sync."""
+    from ..config import load_config
+    from ..importers.discover import find
+    from ..importers.register import register as do_register
+
+    found = find(project, load_config(root)["documents.paths"])  # type: ignore[arg-type]
+    new = {f.path: f.kind for f in found if not f.opt_in and not f.registered}
+    if not register or not new:
+        return found, None
+    return found, do_register(root, "init", new)

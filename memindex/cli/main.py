@@ -52,6 +52,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "rebuild": ("sync", "re-read every memory file into the index (in place, one transaction)", True),
     "search": ("search", "ranked memories for a query", True),
     "explain": ("search", "what the prompt hook would inject for a prompt, and why each candidate was kept or dropped", True),
+    "get": ("search", "one memory whole as JSON: {path, sha256, memory} (what the MCP tool get answers)", True),
     "status": ("status", "counts, index size, last sync, staleness, watcher", True),
     "validate": ("validate", "check every memory file against schema 1.0 (exit 1 if any is invalid)", True),
     "schema": ("validate", "print the JSON Schema of memory files", False),
@@ -69,6 +70,8 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "import": ("imports", "turn what the project already knows into memories: ADRs, Claude Code's auto memory and transcripts, CLAUDE.md, Markdown notes", True),
     "capture": ("capture", "summarise a Claude Code session transcript into its session summary (what the Stop hook runs)", True),
     "trust": ("trust", "let this project's memory-config.json make memindex do more (load a model, inject more); --revoke, --status, --list", False),
+    "review": ("review", "what needs a human or the model: stale, conflicting, duplicate, unused, expired memories, each with the evidence and the suggested action; --keep, --merge", True),
+    "ui": ("ui", "a local web page over this store: browse, search, what the assistant was shown and why, review (needs the ui extra)", True),
     "candidate": ("candidate", "the existing memory new information should update, and CREATE/UPDATE/UPDATE_OR_DELETE/NOOP (JSON)", True),
 }
 
@@ -76,7 +79,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
 # Commands whose process ends without the interpreter's teardown once `main` has returned
 # (`run`; about 3.7 ms of a 39 ms `search` at 10k memories): they read, and what they write
 # on the way (a sync before answering) is committed and closed by then.
-QUICK_EXIT = frozenset({"search", "explain", "status"})
+QUICK_EXIT = frozenset({"search", "explain", "status", "get"})
 
 
 def _command_name(argv: Sequence[str]) -> str | None:

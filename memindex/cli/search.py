@@ -31,25 +31,37 @@ def register(add: AddParser) -> None:
                         "opens PATH while working on this prompt")
     p.add_argument("--no-sync", action="store_true", help="do not sync a stale index first")
     p.set_defaults(handler=cmd_explain)
+    p = add("get", json_flag=False, example="memindex get .claude/memory/decisions/use-postgres.json")
+    p.add_argument("path", help="the memory's path as search shows it (or decisions/x.json)")
+    p.set_defaults(handler=cmd_get)
+
+
+def cmd_get(args: argparse.Namespace, root: str, cfg: Config) -> int:
+    """One memory whole, as JSON: {path, sha256, memory} (the MCP tool `get`'s answer)."""
+    from ..policy.recall import read_memory
+
+    emit_json(read_memory(root, cfg, clean_arg(args.path) or ""))
+    return 0
 
 
 def cmd_search(args: argparse.Namespace, root: str, cfg: Config) -> int:
     """Ranked memories for a query: a compact list, or JSON."""
     from ..store.paths import display_prefix
     from ..policy.recall import format_hits, hit_json, search_hits
+    from ..usage import in_assistant_session
 
     hits = search_hits(
         root, cfg, clean_arg(" ".join(args.query)) or "",
         limit=args.limit, categories=args.category or (), tag=clean_arg(args.tag),
         include_inactive=args.include_inactive, allow_sync=not args.no_sync, lexical=args.lexical,
-        progress=not (args.json or args.quiet),
+        progress=not (args.json or args.quiet), record="search" if in_assistant_session() else None,
     )
     prefix = display_prefix(root)
     if args.json:
-        from ..store.files import read_source
+        from ..policy.recall import source_of
 
         max_bytes = int(cfg["index.max_file_bytes"])
-        emit_json([{**hit_json(h, prefix), "source": read_source(root, h.path, max_bytes)} for h in hits])
+        emit_json([{**hit_json(h, prefix), "source": source_of(root, h.path, max_bytes)} for h in hits])
     elif hits:
         print(format_hits(hits, prefix))
     _attention(root)
@@ -103,6 +115,10 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
         print(f"{'INJECT' if d['kept'] else 'drop  '}  {prob}score {score}  coverage {cov:>4}  {d['path']}\n        {d['rule']}")
         if d.get("source"):
             print(f"        source: {format_source(d['source'])}")
+        if d["kept"] and answer["notes"].get(d["path"]):
+            print(f"        note: ({answer['notes'][d['path']]})")
+        if d.get("use"):
+            print(f"        use: shown {d['use']['shown']}, opened {d['use']['opened']} (your sessions)")
     print(f"injected: {len(answer['injected'])}")
     return 0
 

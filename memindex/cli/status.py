@@ -52,6 +52,7 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
 
             changed, gone = pending(root, conn)
         summary = health.read(conn)
+        doc_indexed, doc_skipped = reads.document_counts(conn)
     size = sum(os.path.getsize(f"{path}{s}") for s in ("", "-wal") if os.path.exists(f"{path}{s}"))
     last = meta.get("last_sync_ns")
     info.update(
@@ -59,6 +60,7 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
         counts=counts,
         memories=sum(sum(v.values()) for v in counts.values()),
         invalid=invalid,
+        documents={"registered": cfg["documents.paths"], "indexed": doc_indexed, "not_indexed": doc_skipped},
         attention=health.counts(summary),
         refused=refusals(root, invalid),
         index_bytes=size,
@@ -68,6 +70,7 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
         watcher_pid=watcher_pid(root),
         worker=_worker(root),
         config={"source": cfg.source, "trust": cfg.trust, "asks_for_more": cfg.more, "ignored": cfg.ignored},
+        use=_use(root, cfg),
     )
     if args.json:
         emit_json(info)
@@ -91,8 +94,41 @@ def cmd_status(args: argparse.Namespace, root: str, cfg: Config) -> int:
     for category, by_status in counts.items():
         parts = ", ".join(f"{n} {s}" for s, n in by_status.items() if n)
         print(f"  {category:<16} {parts or '0'}")
+    _print_documents(info["documents"])
     _print_refused(info["refused"])
+    if info["use"] is not None:
+        u = info["use"]
+        print(f"use:      {u['memories_shown']} memories shown to the model, {u['memories_opened']} opened, "
+              f"{u['shown_never_opened']} shown and never opened (your sessions; `memindex review`)")
     return 0
+
+
+def _print_documents(docs: dict[str, Any]) -> None:
+    """The project's documents indexed in place: what is registered, how many files of each
+    kind are indexed, and every file that is not, with why (the first few)."""
+    from ..text.render import shown_path
+
+    if not docs["registered"] and not docs["indexed"] and not docs["not_indexed"]:
+        return
+    where = ", ".join(f"{shown_path(p)} ({k})" for p, k in sorted(docs["registered"].items())) or "none registered"
+    total = sum(docs["indexed"].values())
+    print(f"documents: {total} files indexed from {where}" + (f"; {len(docs['not_indexed'])} not indexed" if docs["not_indexed"] else ""))
+    for kind, n in sorted(docs["indexed"].items()):
+        print(f"  {kind:<16} {n}")
+    for path, why in list(docs["not_indexed"].items())[:10]:
+        print(f"  not indexed: {shown_path(path)}: {why}")
+    if len(docs["not_indexed"]) > 10:
+        print(f"  ... and {len(docs['not_indexed']) - 10} more (`memindex status --json`)")
+
+
+def _use(root: str, cfg: Config) -> dict[str, Any] | None:
+    """This user's use of the store (memindex/usage.py), or None when review.usage is off."""
+    if not cfg["review.usage"]:
+        return None
+    from .. import usage
+
+    uses = usage.counts(root)
+    return {**usage.summary(uses), "folder": usage.folder(root)}
 
 
 def _print_refused(refused: dict[str, str]) -> None:

@@ -25,6 +25,7 @@ from memindex.relevance import features
 from memindex.index.sync import sync
 
 from .memory import NOW, Strategy, earlier_turns, inject_metrics
+from .docsets import file_of
 from .sets import Store, is_holdout
 
 
@@ -41,6 +42,8 @@ class Prompt:
     rules: list[str]
     resume: bool = False
     questions: bool = False  # its store's memories carry their blind questions (`sets.add_questions`)
+    group: str = ""  # the kind of store it was asked of (evaluation/kinds.py), set by the trainer
+    documents: frozenset[str] = frozenset()  # the candidates that are documents' sections (files)
     small: bool = False  # asked of a small store cut from its set (`sets.small_stores`)
     docs: int = 0  # memories in its store (below `CALIBRATED_MIN_DOCS` the rules decide)
     cands: list[tuple[str, dict[str, float]]] = field(default_factory=list)
@@ -62,9 +65,11 @@ def collect(stores: list[Store], semantic: bool = False, questions: bool = False
     `semantic`: also each judged prompt's search rankings, `Prompt.search` and `.ranked`)."""
     out: list[Prompt] = []
     # the rules' choice, for comparison (the product's default is the model itself)
-    cfg = parse_config({"retrieval": {"match_strategy": "fts5_bm25"}, "semantic": {"enabled": semantic}})
+    cfg = parse_config(_RULES_CFG(semantic))
     params = Params.from_config(cfg)
+    base = cfg
     for store in stores:
+        cfg = parse_config(_merged(_RULES_CFG(semantic), store.config)) if store.config else base
         sync(store.root, cfg)
         conn = index.open_reader(store.root)
         docs = reads.doc_count(conn)
@@ -76,20 +81,36 @@ def collect(stores: list[Store], semantic: bool = False, questions: bool = False
                 dense_fn = strategy.worker_view(conn, q["query"], turns) if semantic else None
                 outcome = decide(conn, q["query"], cfg, turns=turns, now=NOW, params=params, dense=dense_fn)
                 p = Prompt(store.set_name, store.name, q["id"], q.get("kind", ""), is_holdout(store.set_name, q["id"]),
-                           dict(q["judgments"]), [h.path for h in outcome.hits], questions=questions, small=small,
-                           docs=docs)
+                           dict(q["judgments"]), _unique(file_of(h.path) for h in outcome.hits), questions=questions,
+                           small=small, docs=docs)
                 if outcome.intent == "resume" or "resume" in intents_of(q["query"]):
                     p.resume = True
                 elif len(q["query"].strip()) >= cfg["retrieval.min_prompt_chars"]:
                     pool = candidate_pool(conn, q["query"], cfg, turns=turns, now=NOW, params=params)
                     dense = outcome.dense if semantic else None
                     pool = with_nearest(conn, pool, dense, NOW)
-                    p.cands = [(h.path, f) for h, f in features(conn, pool, NOW, dense)]
+                    p.cands = [(file_of(h.path), f) for h, f in features(conn, pool, NOW, dense)]
+                    p.documents = frozenset(path for path, f in p.cands if f.get("document"))
                     if ranking and dense is not None and p.judgments:
                         _rankings(conn, p, q["query"], turns, cfg, params, strategy, dense)
                 out.append(p)
         conn.close()
     return out
+
+
+def _RULES_CFG(semantic: bool) -> dict:
+    return {"retrieval": {"match_strategy": "fts5_bm25"}, "semantic": {"enabled": semantic}}
+
+
+def _merged(a: dict, b: dict) -> dict:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = _merged(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def _unique(paths) -> list[str]:  # type: ignore[no-untyped-def]
+    return list(dict.fromkeys(paths))
 
 
 RANK_DEPTH = 10  # search ranks the word matches and this many nearest memories by meaning
@@ -124,28 +145,42 @@ def recall_at(prompts: list[Prompt], runs: list[list[str]], k: int = 10) -> floa
 
 
 def design(prompts: list[Prompt], names: list[str]):
-    """X, y (grade >= 1), grade-2 flags for every candidate of these prompts."""
+    """X, y (grade >= 1), grade-2 flags and each row's weight (its group's: `group_weights`)
+    for every candidate of these prompts."""
     import numpy as np
 
-    rows, y, g2 = [], [], []
+    rows, y, g2, w = [], [], [], []
+    weight = group_weights(prompts)
     for p in prompts:
         for path, f in p.cands:
             rows.append([f.get(n, 0.0) for n in names])
             grade = p.judgments.get(path, 0)
             y.append(1.0 if grade >= 1 else 0.0)
             g2.append(grade >= 2)
-    return np.array(rows, dtype=float).reshape(-1, len(names)), np.array(y), np.array(g2)
+            w.append(weight[p.group])
+    return np.array(rows, dtype=float).reshape(-1, len(names)), np.array(y), np.array(g2), np.array(w)
+
+
+def group_weights(prompts: list[Prompt]) -> dict[str, float]:
+    """Each group (kind of store) weighs as much as any other in a fit, whatever its number
+    of prompts: LoCoMo's 1,200 training prompts must not drown an ADR collection's 30."""
+    counts: dict[str, int] = {}
+    for p in prompts:
+        counts[p.group] = counts.get(p.group, 0) + 1
+    total = len(prompts)
+    return {g: total / (len(counts) * n) for g, n in counts.items()}
 
 
 def fit(prompts: list[Prompt], names: list[str], l2: float = 1.0, grade2_weight: float = 1.0) -> dict:
-    """An L2-regularised logistic regression; returns {bias, weights, means} in raw units."""
+    """An L2-regularised logistic regression, each kind of store weighed alike; returns
+    {bias, weights, means} in raw units."""
     import numpy as np
 
-    X, y, g2 = design(prompts, names)
+    X, y, g2, kw = design(prompts, names)
     mu, sd = X.mean(axis=0), X.std(axis=0)
     sd[sd < 1e-9] = 1.0
     Z = np.hstack([np.ones((len(X), 1)), (X - mu) / sd])
-    sw = np.where(g2, grade2_weight, 1.0)
+    sw = np.where(g2, grade2_weight, 1.0) * kw
     w = np.zeros(Z.shape[1])
     reg = np.full(Z.shape[1], l2)
     reg[0] = 0.0
@@ -173,11 +208,20 @@ def probabilities(model, prompts: list[Prompt]) -> list[list[tuple[str, float]]]
     return out
 
 
-def picks(scored: list[tuple[str, float]], threshold: float, max_inject: int = 3, share: float = 0.0) -> list[str]:
+def picks(scored: list[tuple[str, float]], threshold: float, max_inject: int = 3, share: float = 0.0,
+          documents: frozenset[str] = frozenset(), doc_bar: tuple[float, float] | None = None) -> list[str]:
     """The calibrated policy's choice among one prompt's candidates (best first): P at
-    least `threshold` and at least `share` of the best candidate's (`relevance.choose`)."""
-    floor = share * scored[0][1] if scored else 0.0
-    return [path for path, prob in scored if prob >= threshold and prob >= floor][:max_inject]
+    least `threshold` and at least `share` of the best candidate's of its population; a
+    document's section (`documents`) by its own bar, `doc_bar` (`relevance.choose`)."""
+    doc_t, doc_s = doc_bar or (threshold, share)
+    best = {doc: next((prob for path, prob in scored if (path in documents) == doc), 0.0) for doc in (False, True)}
+    out = []
+    for path, prob in scored:
+        doc = path in documents
+        t, s = (doc_t, doc_s) if doc else (threshold, share)
+        if prob >= t and prob >= s * best[doc]:
+            out.append(path)
+    return out[:max_inject]
 
 
 def policy_metrics(prompts: list[Prompt], chosen: list[list[str]]) -> dict[str, float]:
@@ -190,15 +234,16 @@ def policy_metrics(prompts: list[Prompt], chosen: list[list[str]]) -> dict[str, 
 
 
 def model_choice(prompts: list[Prompt], scored: list[list[tuple[str, float]]], threshold: float,
-                 max_inject: int = 3, share: float = 0.0) -> list[list[str]]:
+                 max_inject: int = 3, share: float = 0.0, doc_bar: tuple[float, float] | None = None) -> list[list[str]]:
     """What the calibrated policy injects: the rules' choice where the prompt asks to resume
     (rule 3 is not about relevance) or its store is too small for the model
-    (`CALIBRATED_MIN_DOCS`), else `picks`."""
-    return [p.rules if p.resume or p.docs < CALIBRATED_MIN_DOCS else picks(s, threshold, max_inject, share)
-            for p, s in zip(prompts, scored)]
+    (`CALIBRATED_MIN_DOCS`), else `picks` (documents by `doc_bar`)."""
+    return [p.rules if p.resume or p.docs < CALIBRATED_MIN_DOCS
+            else picks(s, threshold, max_inject, share, p.documents, doc_bar) for p, s in zip(prompts, scored)]
 
 
-BETA = 0.8  # precision weighs a little more than recall: the issue's targets are a precision at a recall
+BETA = 1.0  # precision and grade-2 recall weigh alike (the targets: precision 0.85 at recall 0.80)
+
 
 
 def objective(m: dict[str, float]) -> float:
@@ -224,9 +269,19 @@ def out_of_fold(prompts: list[Prompt], fit_model) -> tuple[list[Prompt], list[li
 
 def choose_threshold(prompts: list[Prompt], scored: list[list[tuple[str, float]]]) -> tuple[float, float]:
     """`min_confidence` and `min_share`, chosen together on these (training) prompts, each
-    scored out of fold (`out_of_fold`)."""
+    scored out of fold (`out_of_fold`): the objective's mean over the groups (kinds of
+    store), so that one threshold holds on each kind rather than on the largest."""
+    groups: dict[str, list[int]] = {}
+    for i, p in enumerate(prompts):
+        groups.setdefault(p.group, []).append(i)
+
+    def metrics(ts: tuple[float, float]) -> list[dict[str, float]]:
+        chosen = model_choice(prompts, scored, ts[0], 3, ts[1])
+        return [policy_metrics([prompts[i] for i in idx], [chosen[i] for i in idx]) for idx in groups.values()]
+
     grid = [(t / 100, s / 10) for t in range(5, 96) for s in range(0, 10)]
-    return max(grid, key=lambda ts: (objective(policy_metrics(prompts, model_choice(prompts, scored, ts[0], 3, ts[1]))), ts))
+    scored_grid = [(ts, metrics(ts)) for ts in grid]
+    return max(scored_grid, key=lambda x: (sum(objective(m) for m in x[1]) / len(x[1]), x[0]))[0]
 
 
 def calibration(prompts: list[Prompt], scored: list[list[tuple[str, float]]],

@@ -79,7 +79,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent.parent
 HOLDOUT_SHARE = 0.3
-SETS = ("harbor", "atlas", "locomo", "cedar", "fjord", "quarry", "sedge", "heron", "ibis", "jetty", "lumen", "mesa", "nectar", "onyx", "pylon", "reef", "tundra", "vale")  # every set, in the order tables show them
+SETS = ("harbor", "atlas", "locomo", "cedar", "fjord", "quarry", "sedge", "heron", "ibis", "jetty", "lumen", "mesa", "nectar", "onyx", "pylon", "reef", "tundra", "vale", "wren", "koi")  # every set, in the order tables show them
 # the shared data folder beside the repository (or beside the folder of its git worktrees)
 LOCOMO_JSON = next((p for p in (REPO.parent / "shared" / "data" / "locomo" / "locomo10.json",
                                 REPO.parent.parent / "shared" / "data" / "locomo" / "locomo10.json") if p.exists()),
@@ -94,6 +94,7 @@ class Store:
     name: str
     root: Path  # a folder with the category folders (a copy the caller may index)
     queries: list[dict]
+    config: dict | None = None  # the store's own settings (a project's documents.paths)
 
 
 def is_holdout(set_name: str, query_id: str) -> bool:

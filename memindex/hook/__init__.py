@@ -115,7 +115,7 @@ def on_prompt(data: dict) -> str:
     from ..lean import sqlite3
 
     try:
-        hits = _answer(root, prompt, cfg, options)
+        outcome = _answer(root, prompt, cfg, options)
     except index.IndexTooNew as exc:
         raise Quiet(str(exc)) from None  # never rebuilt by this older copy (SessionStart tells the user)
     except index.IndexUnavailable as exc:
@@ -123,7 +123,7 @@ def on_prompt(data: dict) -> str:
 
         if not freshen.build_missing_index(root, note):
             raise Quiet(str(exc)) from None
-        hits = _answer(root, prompt, cfg, options)
+        outcome = _answer(root, prompt, cfg, options)
     except sqlite3.DatabaseError as exc:
         if not index.is_corruption(exc):
             raise
@@ -134,16 +134,22 @@ def on_prompt(data: dict) -> str:
 
         if not freshen.build_missing_index(root, note, rebuild=True):
             raise Quiet("a rebuild was started") from None
-        hits = _answer(root, prompt, cfg, options)
-    from ..text.render import memory_context
+        outcome = _answer(root, prompt, cfg, options)
+    from ..text.render import memory_context, shown
 
-    block = memory_context(hits, prefix)
+    outcome, notes = outcome
+    hits = outcome.hits
+    block = memory_context(hits, prefix, notes)
     # for the PreToolUse hook, and for the Stop hook's save prompts: Claude Code writes the
     # transcript lazily, so at Stop the turn's prompt may not be in it yet (tests/e2e)
     if (cfg["retrieval.tool_anchors"] and cfg["retrieval.file_anchors"]) or cfg["capture.save_prompts"]:
         from .. import runtime as memo
 
-        memo.remember(data.get("session_id"), prompt, turns, [prefix + h.path for h in hits])
+        memo.remember(data.get("session_id"), prompt, turns, [shown(prefix, h.path) or "" for h in hits])
+    if cfg["review.usage"]:
+        from .. import usage
+
+        usage.record_prompt(root, data.get("session_id"), prompt, *usage.decision_lists(outcome))
     if dense is _ABSENT:  # started after the answer: the new worker's start-up does not slow this prompt
         from ..semantic import client
 
@@ -151,15 +157,23 @@ def on_prompt(data: dict) -> str:
     return block
 
 
-def _answer(root, prompt: str, cfg, options: dict) -> list:
-    """What to inject, from a read-only connection (a stale index is refreshed for next time)."""
+def _answer(root, prompt: str, cfg, options: dict):
+    """What to inject and why (the policy's Outcome) and the last review's notes on it
+    (policy/staleness.py), from a read-only connection (a stale index is refreshed for
+    next time)."""
     from .. import index
-    from ..policy.inject import auto_inject
+    from ..policy.inject import decide
 
     conn = index.open_reader(root, busy_ms=1000)
     try:
-        index.refresh(conn, root, note)
-        return auto_inject(conn, prompt, cfg, **options)
+        index.refresh(conn, root, note, cfg["documents.paths"])
+        outcome = decide(conn, prompt, cfg, **options)
+        notes = {}
+        if outcome.hits:
+            from ..policy.staleness import apply
+
+            notes = apply(conn, outcome, cfg)
+        return outcome, notes
     finally:
         conn.close()
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from ..defaults import FOLDERS
+from ..defaults import DOC_SUFFIXES, FOLDERS
 from . import Quiet, _root_for, note
 
 TYPE_CHECKING = False
@@ -71,13 +71,13 @@ def answer(data: dict, root: str, note: Callable[[str], None]) -> str:
         hits = on_file(conn, path, prompt, cfg, turns=turns, session=session, shown_prefix=prefix).hits
     finally:
         conn.close()
-    from ..text.render import memory_context
+    from ..text.render import memory_context, shown
 
     block = memory_context(hits, prefix)
     if not block:
         return ""
     if left is not None:
-        memo.add_shown(session_id, left, [prefix + h.path for h in hits])
+        memo.add_shown(session_id, left, [shown(prefix, h.path) or "" for h in hits])
     from ..lean import dumps
 
     return dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": block}}) + "\n"
@@ -96,19 +96,40 @@ def on_pre_tool_use(data: dict) -> str:
 
 
 def on_post_tool_use(data: dict) -> str:
-    """PostToolUse on Write|Edit|MultiEdit: sync the edited memory file, in the background."""
+    """PostToolUse on Write|Edit|MultiEdit: sync the edited memory file, or the registered
+    document (documents.paths), in the background."""
     from ..index import freshen
 
     tool_input = data.get("tool_input")
     path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
-    if not isinstance(path, str) or not path.endswith(".json"):
+    if not isinstance(path, str) or not path.endswith((".json", *DOC_SUFFIXES)):
         return ""
     if not os.path.isabs(path) and isinstance(data.get("cwd"), str):
         path = os.path.join(data["cwd"], path)
     path = os.path.abspath(path)
+    if not path.endswith(".json"):
+        return _document_written(path, data)
     root = _root_for(os.path.dirname(path))
     rel = os.path.relpath(path, root).replace(os.sep, "/")
     if rel.startswith("..") or rel.split("/")[0] not in FOLDERS or rel.count("/") != 1:
         return ""
     freshen.spawn_sync(root, note, [rel], lock_timeout=30.0)
+    return ""
+
+
+def _document_written(path: str, data: dict) -> str:
+    """A Markdown file the assistant wrote: re-indexed when a registered path holds it (a
+    folder of it, or the file itself), by the same one-file background sync."""
+    from ..config import load_config
+    from ..index import freshen
+    from ..store.paths import project_of
+
+    root = _root_for(data.get("cwd"))
+    project = project_of(root)
+    rel = os.path.relpath(path, project).replace(os.sep, "/")
+    if rel.startswith("../") or rel == "..":
+        return ""
+    registered = load_config(root)["documents.paths"]
+    if any(p in (".", "./") or rel == p.strip("/") or rel.startswith(p.strip("/") + "/") for p in registered):  # type: ignore[union-attr]
+        freshen.spawn_sync(root, note, [rel], lock_timeout=30.0)
     return ""

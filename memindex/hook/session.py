@@ -12,8 +12,10 @@ def on_session_start(data: dict) -> str:
     docs/evaluation.md)."""
     root = _root_for(data.get("cwd"))
     from .. import index
+    from ..config import load_config
     from ..index import freshen, health
 
+    cfg = load_config(root)
     attention = None
     try:
         conn = index.open_reader(root, busy_ms=1000)
@@ -23,11 +25,15 @@ def on_session_start(data: dict) -> str:
         freshen.build_missing_index(root, note)
     else:
         try:
-            attention = health.session_message(conn, root) if data.get("source") != "compact" else None
+            if data.get("source") != "compact":
+                attention = "\n".join(m for m in (health.session_message(conn, root), _review_line(conn, root, cfg)) if m) or None
+            due = _review_due(conn, cfg)
         finally:
             conn.close()
         freshen.spawn_sync(root, note)
-    block = _session_start_block(root, data)
+        if due:
+            _start_review(root, cfg)
+    block = _session_start_block(root, data, cfg)
     if not attention:
         return block
     from .clients import Shown
@@ -35,12 +41,51 @@ def on_session_start(data: dict) -> str:
     return Shown(attention, block)  # the file names are the repository's: for the user's eyes only
 
 
-def _session_start_block(root, data: dict) -> str:
+def _review_line(conn, root, cfg) -> str | None:
+    """The review queue, in one line for the user (memindex/review/pending.py), or None."""
+    from ..review import pending
+
+    try:
+        return pending.line(pending.counts(conn, root))
+    except Exception as exc:  # an index of another build, a garbled record: never a reason to fail the hook
+        note(f"review: {type(exc).__name__}: {exc}")
+        return None
+
+
+def _review_due(conn, cfg) -> bool:
+    if not cfg["review.background"]:
+        return False
+    import time
+
+    from ..review import pending
+
+    return pending.due(conn, float(cfg["review.interval_s"]), time.time())
+
+
+def _start_review(root, cfg) -> None:
+    """One background `memindex review --refresh` (the checks that need git; never on a
+    prompt's path), at most once per review.interval_s per root."""
+    import os
+
+    from ..errors import UnsafeFile
+    from ..runtime import name_hash, private_dir
+    from ..store import rootfs
+
+    try:
+        real = os.path.realpath(root).encode("utf-8", "surrogateescape")
+        guard = os.path.join(private_dir(create=True), f"review-{name_hash(real)}.spawned")
+        if rootfs.single_flight(guard, float(cfg["review.interval_s"])):
+            from ..background import start_detached
+
+            start_detached(root, "review", "--refresh", "--quiet")
+    except (OSError, UnsafeFile) as exc:
+        note(f"no background review: {exc}")
+
+
+def _session_start_block(root, data: dict, cfg) -> str:
     """The latest session summaries, when `retrieval.session_start.inject_recent` asks."""
     from .. import index
-    from ..config import load_config
 
-    cfg = load_config(root)
     if cfg["semantic.enabled"]:  # keep the model warm for this session's prompts
         from ..semantic import client
 
@@ -69,7 +114,8 @@ def capture_session(root, data: dict, cfg) -> None:
     from ..errors import UnsafeFile
 
     try:
-        request_capture(root, data, bool(cfg["capture.enabled"]))
+        # the job also counts the memories the model opened (review.usage), capture or not
+        request_capture(root, data, bool(cfg["capture.enabled"] or cfg["review.usage"]))
     except (OSError, UnsafeFile) as exc:
         note(f"no session capture: {exc}")
 

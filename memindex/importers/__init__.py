@@ -1,13 +1,11 @@
-"""Import what a project already knows: ADRs, Claude Code's auto memory, CLAUDE.md /
-AGENTS.md sections, loose Markdown notes. Adapters call these; nothing here prints.
+"""What a project already knows, indexed in place: ADR folders, runbook and docs folders,
+CLAUDE.md / AGENTS.md, Claude Code's auto memory. Adapters call these; nothing here prints.
 
-    markdown       the small Markdown reader the importers share (front matter, sections)
-    source         provenance: the `source` object, stable ids, reading a source file
-    engine         planned memories -> the write path (save, update, retire, archive)
-    adr            Markdown ADRs (MADR 2-4, Nygard, adr-tools) -> decisions
-    notes          free-form notes -> a category and its content (the stated rule)
-    claude_memory  ~/.claude/projects/<key>/memory -> memories
-    claude_md      CLAUDE.md / AGENTS.md sections -> constraints and preferences
-    loose          one Markdown note -> one memory (`memindex import markdown`)
-    discover       what `memindex init` finds to offer
+    register       register folders and files (documents.paths), sync, report every file,
+                   archive the copies an earlier memindex made of them
+    discover       what `memindex init` finds: ADR and runbook folders, instruction files
+    claude_memory  the user's own setting for Claude Code's auto memory
+
+Reading a document is the store's (memindex/store/interpret.py: ADRs, pages); indexing it
+is sync's (memindex/index/docsync.py).
 """

@@ -18,12 +18,12 @@ from .db import (
     set_meta,
     transaction,
 )
-from .fresh import folder_mtimes, is_current, is_stale, now_ns, refresh, stat_fingerprint, sync_due
+from .fresh import doc_fingerprint, documents_current, folder_mtimes, is_current, is_stale, now_ns, refresh, stat_fingerprint, sync_due
 
 # The writer side loads only when a writer asks for it: the prompt hook reads.
 _ROWS = frozenset({
-    "PREFIX_MARK", "count_documents", "count_invalid", "index_md_lines", "mark_invalid", "optimize", "remove",
-    "reset", "stored_stats", "tag_key", "upsert",
+    "PREFIX_MARK", "count_documents", "count_invalid", "count_not_indexed", "has_sources", "newest_session", "index_md_lines",
+    "mark_invalid", "optimize", "remove", "replace_review", "reset", "stored_stats", "tag_key", "upsert",
 })
 
 

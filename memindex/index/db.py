@@ -1,64 +1,15 @@
-"""The SQLite file itself: schema, opening for readers and writers, repair, meta, freshness."""
+"""The SQLite file itself: opening for readers and writers, creating (index/schema.py), repair, meta."""
 
 from __future__ import annotations
 
 import os
 
-from ..defaults import CAPTURE_FOLDER, INDEX_FILE, INDEX_VERSION, PACKAGE_DIR, TOKENIZER
+from ..defaults import INDEX_FILE, INDEX_VERSION, PACKAGE_DIR
+from .schema import SCHEMA, TABLES
 from . import provenance
 from ..store import rootfs
 from ..errors import IndexTooNew, IndexUnavailable, UnsafeFile
 from ..lean import loads, sqlite3
-
-
-# What a row captured on this machine is (sessions-local/, which git never fills): the partial
-# index's condition, which its query repeats word for word (SQLite then knows it applies).
-CAPTURED_HERE = ("category = 'session_summary' AND record_status = 'active'"
-                 f" AND substr(path, 1, {len(CAPTURE_FOLDER) + 1}) = '{CAPTURE_FOLDER}/'")
-
-SCHEMA = f"""
-CREATE TABLE documents(
-    rowid INTEGER PRIMARY KEY,
-    path TEXT NOT NULL UNIQUE,
-    mtime_ns INTEGER NOT NULL,
-    size INTEGER NOT NULL,
-    ctime_ns INTEGER NOT NULL,
-    id TEXT NOT NULL,
-    category TEXT NOT NULL,
-    title TEXT NOT NULL,
-    tags TEXT NOT NULL,
-    tag_key TEXT NOT NULL,
-    record_status TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    related_files TEXT NOT NULL,
-    confidence REAL,
-    problems TEXT,
-    index_line TEXT,
-    successors TEXT
-);
-CREATE INDEX documents_category ON documents(category, record_status, updated_at);
--- The sessions captured on this machine, newest first ("where did we leave off?": reads.latest_captured)
-CREATE INDEX documents_captured ON documents(updated_at) WHERE {CAPTURED_HERE};
-CREATE INDEX documents_id ON documents(id);
-CREATE TABLE invalid(
-    path TEXT PRIMARY KEY,
-    mtime_ns INTEGER NOT NULL,
-    size INTEGER NOT NULL,
-    ctime_ns INTEGER NOT NULL,
-    error TEXT NOT NULL
-);
-CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE tag_index(tag TEXT NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY (tag, doc)) WITHOUT ROWID;
-CREATE INDEX tag_index_doc ON tag_index(doc);
-CREATE TABLE file_index(name TEXT NOT NULL, file TEXT NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY (name, file, doc)) WITHOUT ROWID;
-CREATE INDEX file_index_doc ON file_index(doc);
-CREATE VIRTUAL TABLE fts USING fts5(title, tags, body, kind, questions, tokenize='{TOKENIZER}');
--- Text without spaces (CJK) as bigrams, for the memories that have some (memindex/text/cjk.py).
-CREATE VIRTUAL TABLE fts_cjk USING fts5(title, tags, body, questions, tokenize='{TOKENIZER}');
-CREATE TABLE vectors(doc INTEGER PRIMARY KEY, vec BLOB NOT NULL);
-"""
-_TABLES = ("fts_vocab", "fts", "fts_cjk", "documents", "invalid", "meta", "tag_index", "file_index", "vectors")
 
 
 def is_corruption(exc: BaseException) -> bool:
@@ -242,7 +193,7 @@ def _create(conn: sqlite3.Connection) -> None:
     previous = _build_id(conn)
     if previous is not None and previous not in provenance.accepted(root):
         previous = None
-    for table in _TABLES:
+    for table in TABLES:
         conn.execute(f"DROP TABLE IF EXISTS {table}")
     for statement in SCHEMA.split(";"):
         if statement.strip():
@@ -395,7 +346,7 @@ def get_meta(conn: sqlite3.Connection) -> dict[str, object]:
 
 _PROBES = (
     ("documents", "rowid"), ("invalid", "path"), ("meta", "key"), ("tag_index", "tag"), ("file_index", "name"), ("fts", "rowid"),
-    ("vectors", "doc"), ("fts_cjk", "rowid"),
+    ("vectors", "doc"), ("fts_cjk", "rowid"), ("review", "key"),
 )
 _PROBE = "SELECT " + ", ".join(f"(SELECT {column} FROM {table} LIMIT 1)" for table, column in _PROBES)  # one statement
 

@@ -34,7 +34,8 @@ def summarize(conn, ignored: list[str] | None) -> dict[str, list]:
         "invalid": rows("SELECT path FROM invalid ORDER BY path"),
         "misplaced": rows("SELECT path FROM documents WHERE problems LIKE '%belongs in %' ORDER BY path"),
         "duplicated": rows(
-            "SELECT path FROM documents WHERE id IN (SELECT id FROM documents GROUP BY id HAVING count(*) > 1) ORDER BY id, path"
+            "SELECT path FROM documents WHERE path NOT LIKE '@%' AND id IN"
+            " (SELECT id FROM documents WHERE path NOT LIKE '@%' GROUP BY id HAVING count(*) > 1) ORDER BY id, path"
         ),
         "renamed": rows("SELECT path FROM documents WHERE problems LIKE '%does not match the file name%' ORDER BY path"),
         "future": rows("SELECT path FROM documents WHERE problems LIKE '%is in the future%' ORDER BY path"),

@@ -15,6 +15,7 @@ import os
 from .. import index
 from ..config import Config
 from ..errors import IndexUnavailable, LockTimeout
+from .fresh import documents_current
 from .watched import is_current_asking_watcher
 
 
@@ -43,9 +44,10 @@ def open_fresh_reader(
     conn = None
     try:
         conn = index.open_reader(root)
-        if watch is not None and watch.vouches(token, conn):
-            return conn
-        if is_current_asking_watcher(conn, root):
+        docs = cfg["documents.paths"]
+        if watch is not None and watch.vouches(token, conn) and documents_current(conn, root, docs):
+            return conn  # (the resident watch sees the memory files; the documents' folders are checked here)
+        if is_current_asking_watcher(conn, root, docs):
             if watch is not None:
                 watch.confirm(token, conn)
             return conn

@@ -11,7 +11,8 @@ from _thread import _local as thread_local
 
 from ..defaults import TOKENIZER
 from ..lean import dumps, loads, sqlite3
-from .db import CAPTURED_HERE, meta_values
+from .db import meta_values
+from .schema import CAPTURED_HERE
 
 TYPE_CHECKING = False  # annotations only
 if TYPE_CHECKING:
@@ -33,6 +34,15 @@ def doc_count(conn: sqlite3.Connection) -> int:
     if count is not None:
         return int(count)
     return conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+
+
+def has_documents(conn: sqlite3.Connection) -> bool:
+    """Does the index hold any document's sections (`documents.path` from `@`)? One probe
+    of the path index."""
+    meta = getattr(conn, "meta", None)
+    if meta is not None and "doc_rows" in meta:
+        return bool(meta["doc_rows"])
+    return conn.execute("SELECT 1 FROM documents WHERE path >= '@' AND path < 'A' LIMIT 1").fetchone() is not None
 
 
 def top_rowid(conn: sqlite3.Connection) -> int:
@@ -118,7 +128,7 @@ def active_by_ref(
 ) -> list[tuple]:
     """Active memories with one of these ids or paths, passing the filters."""
     return conn.execute(
-        f"SELECT {HIT_COLUMNS} FROM (SELECT rowid AS r FROM documents WHERE id IN {IN_LIST}"
+        f"SELECT {HIT_COLUMNS} FROM (SELECT rowid AS r FROM documents WHERE id IN {IN_LIST} AND path NOT LIKE '@%'"
         f" UNION SELECT rowid FROM documents WHERE path IN {IN_LIST}) AS refs"
         f" CROSS JOIN documents d ON d.rowid = refs.r WHERE d.record_status = 'active'{where}",
         (json_list(ids), json_list(paths), *args),
@@ -178,6 +188,45 @@ def changed_since(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, 
     ))
 
 
+# --- what the last review found (memindex/review): the `review` table holds one row per
+# item, for the memory as it was then (a row whose memory's mtime_ns moved since is not
+# used); `note` is the prompt hook's few words, `dead` leaves the memory out of its block.
+
+REVIEW_COLUMNS = "r.doc, r.path, r.kind, r.key, r.basis, r.reason, r.evidence, r.suggested, r.other_path, r.note, r.dead"
+
+
+def review_notes(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, tuple[str, bool]]:
+    """rowid -> (the prompt hook's note, whether the memory is clearly dead) for these
+    memories, from review rows of the memory as it is now (same mtime)."""
+    out: dict[int, tuple[str, bool]] = {}
+    for doc, note, dead in conn.execute(
+        f"SELECT r.doc, r.note, r.dead FROM review r JOIN documents d ON d.rowid = r.doc"
+        f" WHERE r.doc IN {IN_LIST} AND r.note IS NOT NULL AND r.mtime_ns = d.mtime_ns ORDER BY r.dead DESC, r.key",
+        (json_list(rowids),),
+    ):
+        if doc not in out:
+            out[doc] = (note, bool(dead))
+    return out
+
+
+def review_entries(conn: sqlite3.Connection) -> list[tuple]:
+    """(rowid, path, mtime_ns, size, category, title, tags, created_at, updated_at,
+    related_files) of every active memory and document section, in path order: what a
+    review reads."""
+    return conn.execute(
+        "SELECT rowid, path, mtime_ns, size, category, title, tags, created_at, updated_at, related_files FROM documents"
+        " WHERE record_status = 'active' ORDER BY path"
+    ).fetchall()
+
+
+def review_rows(conn: sqlite3.Connection) -> list[tuple]:
+    """Every review row still about its memory as it is (REVIEW_COLUMNS, in key order)."""
+    return conn.execute(
+        f"SELECT {REVIEW_COLUMNS} FROM review r JOIN documents d ON d.rowid = r.doc"
+        f" WHERE r.mtime_ns = d.mtime_ns ORDER BY r.key"
+    ).fetchall()
+
+
 def vectors_version(conn: sqlite3.Connection) -> int:
     """The index's `vectors_version` stamp as the worker reads it (`index.vectors.version`:
     0 when never set or unreadable)."""
@@ -193,9 +242,9 @@ def vectors_version(conn: sqlite3.Connection) -> int:
 
 def rank(conn: sqlite3.Connection, match: str, weights: Sequence[float], limit: int) -> list[tuple[int, float]]:
     """(rowid, bm25) of the best `limit` matches, ranked by FTS5 alone (lower is better).
-    `weights`: title, tags, body, kind, questions (the columns of `fts`)."""
+    `weights`: title, tags, body, kind, questions, forms (the columns of `fts`)."""
     return conn.execute(
-        "SELECT rowid, bm25(fts, ?, ?, ?, ?, ?) AS s FROM fts WHERE fts MATCH ? ORDER BY s LIMIT ?",
+        "SELECT rowid, bm25(fts, ?, ?, ?, ?, ?, ?) AS s FROM fts WHERE fts MATCH ? ORDER BY s LIMIT ?",
         (*weights, match, limit),
     ).fetchall()
 
@@ -214,7 +263,7 @@ def rank_filtered(
 ) -> list[tuple]:
     """`HIT_COLUMNS` + bm25 of the best `limit` matches passing the filters (joined in SQL)."""
     return conn.execute(
-        f"SELECT {HIT_COLUMNS}, bm25(fts, ?, ?, ?, ?, ?) AS s FROM fts JOIN documents d ON d.rowid = fts.rowid"
+        f"SELECT {HIT_COLUMNS}, bm25(fts, ?, ?, ?, ?, ?, ?) AS s FROM fts JOIN documents d ON d.rowid = fts.rowid"
         f" WHERE fts MATCH ?{where} ORDER BY s LIMIT ?",
         (*weights, match, *args, limit),
     ).fetchall()
@@ -250,7 +299,21 @@ def tag_boosts(
 
 
 def counts_by_status(conn: sqlite3.Connection) -> list[tuple[str, str, int]]:
-    return conn.execute("SELECT category, record_status, count(*) FROM documents GROUP BY 1, 2").fetchall()
+    """(category, status, memory files): documents' sections are counted by `document_counts`."""
+    return conn.execute(
+        "SELECT category, record_status, count(*) FROM documents WHERE path NOT LIKE '@%' GROUP BY 1, 2").fetchall()
+
+
+def document_counts(conn: sqlite3.Connection) -> tuple[dict[str, int], dict[str, str]]:
+    """({kind: files indexed}, {file: why it is not indexed}) of the registered documents."""
+    indexed: dict[str, int] = {}
+    skipped: dict[str, str] = {}
+    for path, kind, error in conn.execute("SELECT path, kind, error FROM sources ORDER BY path"):
+        if error is None:
+            indexed[kind] = indexed.get(kind, 0) + 1
+        else:
+            skipped[path] = error
+    return indexed, skipped
 
 
 def invalid_files(conn: sqlite3.Connection) -> dict[str, str]:
@@ -261,7 +324,7 @@ def invalid_files(conn: sqlite3.Connection) -> dict[str, str]:
 
 
 # the scratch tables' columns, in order: `h` as `fts`, `hc` as `fts_cjk`
-_SCRATCH_TABLES = {"h": ("title", "tags", "body", "kind", "questions"), "hc": ("title", "tags", "body", "questions")}
+_SCRATCH_TABLES = {"h": ("title", "tags", "body", "kind", "questions", "forms"), "hc": ("title", "tags", "body", "questions")}
 
 
 def _create(conn: sqlite3.Connection, table: str) -> None:
@@ -315,10 +378,10 @@ class Scratch:
             db.executemany("INSERT INTO hc(rowid, title, tags, body, questions) VALUES (?,?,?,?,?)", rows)
             return
         rows = conn.execute(
-            f"SELECT rowid, title, tags, body, kind, questions FROM fts WHERE rowid IN {IN_LIST}", (json_list(rowids),)
+            f"SELECT rowid, title, tags, body, kind, questions, forms FROM fts WHERE rowid IN {IN_LIST}", (json_list(rowids),)
         ).fetchall()
         db = cls._empty("h")
-        db.executemany("INSERT INTO h(rowid, title, tags, body, kind, questions) VALUES (?,?,?,?,?,?)", rows)
+        db.executemany("INSERT INTO h(rowid, title, tags, body, kind, questions, forms) VALUES (?,?,?,?,?,?,?)", rows)
 
     @classmethod
     def _empty(cls, table: str) -> sqlite3.Connection:

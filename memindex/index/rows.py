@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Iterable
 
 from ..text.cjk import segment
+from ..text.identifiers import other_forms
 from ..defaults import CATEGORY_PRIORITY, CATEGORY_WORDS, FILES_INDEX_MAX
 from ..store.paths import FileStat
 from ..text.render import safe_relpath
@@ -29,7 +30,8 @@ def reset(conn: sqlite3.Connection) -> None:
 
 def stored_stats(conn: sqlite3.Connection) -> tuple[dict[str, FileStat], dict[str, FileStat]]:
     """(indexed files, known-invalid files), each path -> stat at the time it was read."""
-    docs = {p: FileStat(m, s, i) for p, m, s, i in conn.execute("SELECT path, mtime_ns, size, ctime_ns FROM documents")}
+    docs = {p: FileStat(m, s, i) for p, m, s, i in
+            conn.execute("SELECT path, mtime_ns, size, ctime_ns FROM documents WHERE path NOT LIKE '@%'")}
     bad = {p: FileStat(m, s, i) for p, m, s, i in conn.execute("SELECT path, mtime_ns, size, ctime_ns FROM invalid")}
     return docs, bad
 
@@ -53,9 +55,12 @@ def upsert(conn: sqlite3.Connection, mem: "Memory", st: FileStat) -> bool:
         json.dumps(mem.successors) if mem.successors else None,
     )
     body = mem.body
+    title = f"{mem.title}\n{mem.heading}" if mem.heading else mem.title  # a document's section: its headings too
     questions = "\n".join(mem.questions)
     if mem.related_files:
         body = body + "\n" + " ".join(mem.related_files)
+    # identifiers in their other spelling too (KubeQuotaExceeded <-> kube_quota_exceeded)
+    forms = other_forms("\n".join((title, " ".join(mem.tags), body)))
     if row is None:
         cur = conn.execute(
             "INSERT INTO documents(path, mtime_ns, size, ctime_ns, id, category, title, tags, tag_key,"
@@ -73,15 +78,15 @@ def upsert(conn: sqlite3.Connection, mem: "Memory", st: FileStat) -> bool:
             (*values, rowid),
         )
         # Its vector (if any) goes when the text it was computed from changes: re-embedded.
-        if has_vector(conn, rowid) and indexed_text(conn, rowid) != (mem.title, " ".join(mem.tags), body, questions):
+        if has_vector(conn, rowid) and indexed_text(conn, rowid) != (title, " ".join(mem.tags), body, questions):
             delete_vectors(conn, [rowid])
         conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
         conn.execute("DELETE FROM fts_cjk WHERE rowid = ?", (rowid,))
     conn.execute(
-        "INSERT INTO fts(rowid, title, tags, body, kind, questions) VALUES (?,?,?,?,?,?)",
-        (rowid, mem.title, " ".join(mem.tags), body, CATEGORY_WORDS.get(mem.category, ""), questions),
+        "INSERT INTO fts(rowid, title, tags, body, kind, questions, forms) VALUES (?,?,?,?,?,?,?)",
+        (rowid, title, " ".join(mem.tags), body, CATEGORY_WORDS.get(mem.category, ""), questions, forms),
     )
-    spaceless = (segment(mem.title), segment(" ".join(mem.tags)), segment(body), segment(questions))
+    spaceless = (segment(title), segment(" ".join(mem.tags)), segment(body), segment(questions))
     if any(spaceless):  # CJK text: its bigrams in the second table (memindex/text/cjk.py)
         conn.execute("INSERT INTO fts_cjk(rowid, title, tags, body, questions) VALUES (?,?,?,?,?)", (rowid, *spaceless))
     conn.execute("DELETE FROM tag_index WHERE doc = ?", (rowid,))
@@ -116,6 +121,7 @@ def remove(conn: sqlite3.Connection, paths: Iterable[str]) -> int:
             conn.execute("DELETE FROM tag_index WHERE doc = ?", (row[0],))
             conn.execute("DELETE FROM file_index WHERE doc = ?", (row[0],))
             delete_vectors(conn, [row[0]])
+            conn.execute("DELETE FROM review WHERE doc = ?", (row[0],))
             conn.execute("DELETE FROM documents WHERE rowid = ?", (row[0],))
             removed += 1
         conn.execute("DELETE FROM invalid WHERE path = ?", (rel,))
@@ -149,3 +155,30 @@ def index_md_lines(conn: sqlite3.Connection) -> list[str]:
     ).fetchall()
     rows.sort(key=lambda r: (CATEGORY_PRIORITY.get(r[0], 99), r[1]))
     return [line for _, _, line in rows]
+
+
+def has_sources(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM sources LIMIT 1").fetchone() is not None
+
+
+def count_not_indexed(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT count(*) FROM sources WHERE error IS NOT NULL").fetchone()[0]
+
+
+def newest_session(conn: sqlite3.Connection) -> str:
+    """The latest `updated_at` of an active session summary ("" without any): how old a
+    session is counts from the store's own latest, not from the clock (relevance's age)."""
+    row = conn.execute("SELECT max(updated_at) FROM documents WHERE category = 'session_summary'"
+                       " AND record_status = 'active' AND updated_at != ''").fetchone()
+    return row[0] or ""
+
+
+def replace_review(conn: sqlite3.Connection, rows: Iterable[tuple]) -> None:
+    """The review's findings in place of the last ones (inside the caller's transaction):
+    (doc, path, mtime_ns, kind, key, basis, reason, evidence JSON, suggested, other_path,
+    note, dead)."""
+    conn.execute("DELETE FROM review")
+    conn.executemany(
+        "INSERT OR REPLACE INTO review(doc, path, mtime_ns, kind, key, basis, reason, evidence, suggested, other_path,"
+        " note, dead) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows,
+    )

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from .. import index
-from . import health
+from . import docsync, health
 from ..store import rootfs
 from ..config import Config, load_config
 from ..defaults import (
@@ -122,6 +122,7 @@ class SyncReport:
     problems: dict[str, str] = field(default_factory=dict)  # newly found, path -> reason
     coalesced: bool = False  # another background sync was already waiting: left to it
     semantic: str | None = None  # what the semantic channel did ("embedded 12 in 0.4 s"); None: off
+    documents: dict[str, object] | None = None  # the registered documents: counts, and the files not indexed
 
     @property
     def changed(self) -> bool:
@@ -135,6 +136,10 @@ class SyncReport:
             f"{self.invalid} invalid in {self.ms:.0f} ms"
         )
         line += f" (rebuilt: {self.rebuilt})" if self.rebuilt else ""
+        if self.documents:
+            d = self.documents
+            line += (f"; documents: {d['added']} added, {d['updated']} updated, {d['removed']} removed,"
+                     f" {d['not_indexed']} not indexed of {d['files']}")
         return line + (f"; semantic: {self.semantic}" if self.semantic else "")
 
     def to_json(self) -> dict[str, object]:
@@ -142,6 +147,8 @@ class SyncReport:
         out["ms"] = round(self.ms, 1)
         if self.semantic is None:
             del out["semantic"]  # the lexical index's report, as before the semantic channel
+        if self.documents is None:
+            del out["documents"]
         return out
 
 
@@ -166,7 +173,7 @@ def sync(
     whatever the size of the store (a full incremental sync, without `only`, covers all)."""
     cfg = cfg or load_config(root)
     timeout = check_timeout(cfg["index.lock_timeout_s"] if lock_timeout is None else lock_timeout)
-    if if_changed and not rebuild and only is None and _unchanged(root):
+    if if_changed and not rebuild and only is None and _unchanged(root, cfg):
         return SyncReport()  # no lock, no walk, no semantic pass: the periodic check stays cheap
     if only is not None:
         only = list(only)
@@ -186,14 +193,14 @@ def sync(
         return _repairing(root, lambda: _sync_locked(root, cfg, rebuild=rebuild, only=only, progress=progress))
 
 
-def _unchanged(root: Path) -> bool:
+def _unchanged(root: Path, cfg: Config) -> bool:
     """Does the index hold every file as it is (`index.is_current`, no lock taken)?"""
     try:
         conn = index.open_reader(root)
     except index.IndexUnavailable:
         return False
     try:
-        return index.is_current(conn, root)
+        return index.is_current(conn, root, docsync.registered(cfg))
     except sqlite3.Error:
         return False
     finally:
@@ -311,6 +318,11 @@ def _sync_locked(
         only_list = list(only) if only is not None else None
         if why and only_list is not None:
             only_list = None  # a new or repaired index needs every file, not just these
+        only_docs = None
+        if only_list is not None:  # a path that is no memory file's is a registered document's
+            only_docs = [p for p in only_list if p.split("/")[0] not in FOLDERS]
+            only_list = [p for p in only_list if p.split("/")[0] in FOLDERS]
+        meta_before = index.get_meta(conn)
         listed: dict[str, list[os.DirEntry]] = {}
         fingerprint = index.stat_fingerprint(root, listed) if only_list is None else None
         ignored: list[str] | None = [] if only_list is None else None
@@ -354,6 +366,8 @@ def _sync_locked(
                     racy_files += st.size == -1
                     if bar is not None:
                         bar.update(1)
+                report.documents = docsync.apply(conn, str(root), cfg, meta_before, lambda st: racy(st, start_ns),
+                                                 rebuild=bool(rebuild and only_list is None), only=only_docs)
                 if only_list is None:
                     if racy_files or racy_until:
                         fingerprint = None  # `search` syncs again until the racy window has passed
@@ -367,7 +381,8 @@ def _sync_locked(
                     if folders_before is not None and index.get_meta(conn).get("folder_mtimes") == folders_before:
                         index.set_meta(conn, folder_mtimes=folder_mtimes, racy_until_ns=racy_until)
                 count = index.count_documents(conn)
-                index.set_meta(conn, doc_count=count, health=health.summarize(conn, ignored))
+                index.set_meta(conn, doc_count=count, health=health.summarize(conn, ignored),
+                               newest_session=index.newest_session(conn))
                 if lines_changed:
                     index.set_meta(conn, index_md_dirty=1)
                 if (rebuild and only_list is None) or len(to_read) > max(1000, count // 10):

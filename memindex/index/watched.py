@@ -38,7 +38,7 @@ from ..defaults import (
 from ..lean import dumps, loads
 from ..runtime import connect_private, socket_path as runtime_socket_path
 from .db import meta_values
-from .fresh import folder_mtimes, is_current
+from .fresh import documents_current, folder_mtimes, is_current
 
 GENERATION_KEYS = ("build_id", "last_sync_ns", "last_write_ns")
 REPLY_MAX = 4096
@@ -145,7 +145,7 @@ def vouches(conn, root: str | os.PathLike[str], folders: dict[str, int] | None =
         folders is None or now.get("folder_mtimes") == folders)
 
 
-def is_current_asking_watcher(conn, root: str | os.PathLike[str]) -> bool:
+def is_current_asking_watcher(conn, root: str | os.PathLike[str], doc_paths: object = None) -> bool:
     """`fresh.is_current` for `search`, `explain` and `status`: O(1) when the root's watcher
     runs on inotify (`vouches`), else the folders (six stats) and the stat pass. The racy
     window is not waited out when the watcher answers: a write after a sync read a file
@@ -157,6 +157,6 @@ def is_current_asking_watcher(conn, root: str | os.PathLike[str]) -> bool:
         except (ValueError, TypeError, RecursionError):
             return False
         folders = folder_mtimes(root)
-        if vouches(conn, root, None if stored == folders else folders):
-            return True
-    return is_current(conn, root)  # the folders (`is_stale`), then the stat pass
+        if vouches(conn, root, None if stored == folders else folders) and documents_current(conn, root, doc_paths):
+            return True  # the watcher vouches for the memory files; the documents' folders are checked here
+    return is_current(conn, root, doc_paths)  # the folders (`is_stale`), then the stat pass

@@ -44,6 +44,7 @@ from ..watch.resident import ResidentWatch
 from .. import write
 
 Category = Literal[CATEGORIES]  # type: ignore[valid-type]
+ReviewKind = Literal["stale", "conflict", "duplicate", "unused", "expired"]
 Hash = Annotated[str | None, Field(description="sha256 from get: refused if the file changed since")]
 
 INSTRUCTIONS = (
@@ -133,7 +134,7 @@ def search(
     project = _project(ctx)
     root, cfg = project.context()
     hits = recall.search_hits(root, cfg, query, limit=limit, categories=(category,) if category else (),
-                              include_inactive=include_inactive, watch=project.watch)
+                              include_inactive=include_inactive, watch=project.watch, record="mcp")
     return recall.format_hits(hits, display_prefix(root)) or "no memory matches; try other words"
 
 
@@ -141,7 +142,7 @@ def search(
 def get(path: Annotated[str, Field(description="as search shows it")], *, ctx: Context) -> str:
     """One memory's full JSON and its sha256."""
     root, cfg = _project(ctx).context()
-    return _json(recall.read_memory(root, cfg, path))
+    return _json(recall.read_memory(root, cfg, path, record="mcp-get"))
 
 
 @tool()
@@ -149,7 +150,7 @@ def recent_sessions(limit: Annotated[int, Field(ge=1, le=20)] = 3, *, ctx: Conte
     """Latest session summaries, newest first."""
     project = _project(ctx)
     root, cfg = project.context()
-    hits = recall.recent_sessions(root, cfg, limit, watch=project.watch)
+    hits = recall.recent_sessions(root, cfg, limit, watch=project.watch, record="recent")
     return recall.format_hits(hits, display_prefix(root)) or "no session summary yet"
 
 
@@ -159,6 +160,22 @@ def explain(prompt: str, *, ctx: Context) -> str:
     project = _project(ctx)
     root, cfg = project.context()
     return _json(recall.explain(root, cfg, prompt, watch=project.watch))
+
+
+@tool()
+def review(
+    kind: Annotated[list[ReviewKind] | None, Field(description="only these kinds")] = None,
+    fresh: Annotated[bool, Field(description="run the checks now (else the last check's findings)")] = True,
+    *,
+    ctx: Context,
+) -> str:
+    """Memories that need review: stale (the code moved on), conflict, duplicate, unused, expired;
+    each with reason, evidence and the suggested action (retire, update, merge, keep)."""
+    from .. import review as queue
+
+    root, cfg = _project(ctx).context()
+    items = queue.queue(root, cfg, fresh=fresh)
+    return _json({"items": [i.to_json() for i in items if not kind or i.kind in kind]})
 
 
 # --- writing (memindex.write: validation, secret refusal, the writer lock) ---------------------
@@ -202,6 +219,25 @@ def retire(
 
 
 # --- the SDK's side -----------------------------------------------------------------------------
+
+
+@tool(writes=True)
+def keep(path: str, kind: ReviewKind | None = None, *, ctx: Context) -> str:
+    """Keep a review item's memory as it is: out of the review until it or its evidence changes."""
+    from .. import review as queue
+
+    root, cfg = _project(ctx).context()
+    return _json(queue.keep(root, cfg, path, kind=kind))
+
+
+@tool(writes=True)
+def merge(path: str, into: Annotated[str, Field(description="the memory that stays")], expect_hash: Hash = None,
+          *, ctx: Context) -> str:
+    """Merge a duplicate into the memory that stays (its tags, questions, files), then retire it."""
+    from .. import review as queue
+
+    root, cfg = _project(ctx).context()
+    return _json(queue.merge(root, cfg, path, into, expect_hash=expect_hash))
 
 
 def _failure(exc: BaseException) -> ToolError:

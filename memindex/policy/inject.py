@@ -1,50 +1,29 @@
 """The injection policy: which memories the prompt hook puts in front of the assistant.
 
-It sits above the search engine (`query`) and the old matcher (`legacy`): the hook, the
-evaluation and `memindex explain` call `decide`, so all three see the same rules. Under
-`match_strategy: calibrated` the relevance model (`memindex.relevance.choose`) takes the
-place of rules 1, 2, 6 and 7's thresholds over the same candidate pool (`candidate_pool`). Each
-rule has a reason and none is an absolute BM25 threshold:
+The hook, `memindex explain` and the evaluation call `decide`, so all see the same policy:
 
-1. candidates: the top `max_inject` active hits scoring at least `relative_cutoff` of the
-   best (the score list's own scale);
-2. coverage: each must match at least `min_coverage` of the prompt's IDF mass (its rarest
-   terms), and at least `min_relative_coverage` of what the best-covering pick matches: a
-   memory that explains much less of the prompt than the best one shares incidental words;
-3. intent: a prompt that asks to resume earlier work ("where did we leave off?") gets the
-   latest session summary on its topic (the words of the request itself are no topic), or
-   else the latest one, instead of word matches;
-4. files: a memory whose `related_files` name a file that the prompt names, or that the
-   session just read or edited, is a candidate wherever it ranks among the word matches
-   and needs half the coverage (the file is evidence words miss);
-5. session: a memory injected earlier in this session is not injected again unless its
-   file changed since (the transcript records each block the hook printed);
-6. meaning (only when the semantic worker answers in time): a word match whose cosine to
-   the prompt trails the prompt's nearest memory by more than `semantic.max_cosine_gap`
-   shares words with the prompt, not what it is about;
-7. standout (the same): the prompt's nearest memory is added when its cosine stands
-   `semantic.min_standout` above the mean of the next nine. The shape of the cosine list is
-   the evidence: an unrelated prompt is about equally far from every memory; a paraphrase
-   of one memory is much nearer to it than to the rest, with no word in common;
-8. kind: a prompt that asks for one kind of memory by the form of its request ("is there
-   a runbook for ...", "any constraints on ...", "what did we decide about ...";
-   `memindex.policy.prompt`) gets the memories of that kind that rules 1-7 pick for its topic
-   (the request's words taken out), and nothing when none qualifies: the other kinds only
-   share its words;
-9. general: a question about the world rather than the project ("what's the difference
-   between ...", "how does X work?", with no "we", "our", "here", "it" ...;
-   `memindex.policy.prompt`) is answered from memory only by a memory that holds every word of
-   its topic (coverage 1): "how does Redis eviction work in general?" shares words with
-   the project's Redis memories, but is not about them;
-10. the file at hand (`on_file`, the PreToolUse hook, off unless `retrieval.tool_anchors`):
-   when the assistant is about to read or edit a file, the memories anchored to it are
-   injected if they hold at least half `min_coverage` of the user's latest prompt (rule
-   4's bar: the file is the evidence, the prompt says the memory is still about the task)
-   and this session was not shown them yet (rule 5).
-
-Captured session summaries (tag `captured-session`, memindex.capture) take part in rule 3
-only: they restate the user's own earlier prompts, so a question asked again matches them
-best while the memory that answers it ranks below (seen with the real CLI, tests/e2e).
+- what is not about relevance is a rule under every strategy: a prompt that asks to resume
+  earlier work ("where did we leave off?") gets the session summary on its topic, or the
+  latest (`_resume`); a prompt that asks for one kind of memory ("is there a runbook for
+  ...", `policy.prompt`) gets only that kind on its topic, or nothing; a memory this session
+  was already shown is not shown again unless it changed (`_not_again`); captured session
+  summaries answer only the resume rule (they restate the user's own prompts);
+- the candidates (`candidate_pool`): the ten best word matches of the prompt's topic, the
+  memories whose `related_files` name a file the prompt names or the session touched, and
+  with the semantic worker the prompt's nearest memories by meaning;
+- by default (`match_strategy: calibrated`) the relevance model (`memindex.relevance`)
+  decides among them: P(relevant) against its bar, at most `max_inject`;
+- the hand-set rules (`fts5_bm25`, and stores under CALIBRATED_MIN_DOCS memories,
+  `by_rules`): the top hits scoring at least `relative_cutoff` of the best, each covering
+  `min_coverage` of the prompt's IDF mass and `min_relative_coverage` of the best pick's
+  (half for a file-anchored memory); a question about the world ("how does X work?") only
+  by a memory holding all its words; with the worker, a word match whose cosine trails the
+  nearest memory's by `semantic.max_cosine_gap` dropped, and the nearest memory added when
+  it stands `semantic.min_standout` above the next nine;
+- the file at hand (`on_file`, the PreToolUse hook, off unless `retrieval.tool_anchors`):
+  memories anchored to the file the assistant is about to open, when they still fit the
+  user's latest prompt (half `min_coverage`) and this session was not shown them yet.
+None of it is an absolute BM25 threshold.
 """
 
 from __future__ import annotations
@@ -56,6 +35,7 @@ from ..retrieval.hits import Hit
 from ..index import reads
 from ..index.reads import file_key
 from ..lean import sqlite3
+from ..text.render import shown
 from ..retrieval.query import Filters, Params, QueryPlan, coverage, latest, plan_query, search, where_clause
 from .prompt import category_asked, enrich, files_named, intents_of, wants_injection, without_intent
 
@@ -83,6 +63,14 @@ class Decision:
         if callable(self._rule):
             self._rule = self._rule()
         return self._rule
+
+    @property
+    def brief(self) -> str:
+        """Why, without wording it: the rule when it is already words, else the relevance
+        model's probability (the use log's reason; `explain` gives the features)."""
+        if not callable(self._rule):
+            return self._rule
+        return f"P(relevant) {self.probability:.2f}" if self.probability is not None else "relevance model"
 
 
 class Outcome:
@@ -437,7 +425,7 @@ def _not_again(
     mtimes = reads.changed_since(conn, (h.rowid for h in picks))
     kept = []
     for h in picks:
-        when = session.injected.get(prefix + h.path)
+        when = session.injected.get(shown(prefix, h.path) or "")
         if when is not None and mtimes.get(h.rowid, 0) / 1e9 <= when:
             outcome.note(h, False, "already injected earlier in this session (unchanged since)")
         else:

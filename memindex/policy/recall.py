@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 from ..config import Config
 from ..defaults import CAPTURE_TAG
 from ..retrieval.hits import Hit
+from ..text.render import shown
 from ..text.words import sanitize_tag, sanitize_title
 
 RULE_SETTINGS = ("relative_cutoff", "min_coverage", "min_relative_coverage")  # the rules' thresholds
@@ -45,12 +46,15 @@ def search_hits(
     lexical: bool = False,
     progress: bool = False,
     watch: Watch | None = None,
+    record: str | None = None,
 ) -> list[Hit]:
     """Ranked memories for a query: BM25, fused with the dense ranking when
     `semantic.enabled` (and not `lexical`). `limit` defaults to retrieval.search_limit.
     Captured session summaries come after the memories someone wrote on purpose: they
     repeat the session's own prompts, so they match them best (the prompt hook leaves
-    them out altogether). `watch`: a resident reader's own (`index.reader`)."""
+    them out altogether). `watch`: a resident reader's own (`index.reader`). `record`: the use
+    log's channel the answer is shown to a model by (`search`, `mcp`; memindex/usage.py), when
+    review.usage is on."""
     from ..retrieval.query import Filters, Params, search
     from ..index.reader import open_fresh_reader
 
@@ -65,7 +69,12 @@ def search_hits(
             hits = search(conn, text, limit=limit, params=Params.from_config(cfg), filters=filters, related=True)
     finally:
         conn.close()
-    return sorted(hits, key=lambda h: CAPTURE_TAG in h.tags)  # stable: each part keeps its order
+    hits = sorted(hits, key=lambda h: CAPTURE_TAG in h.tags)  # stable: each part keeps its order
+    if record and cfg["review.usage"]:
+        from .. import usage
+
+        usage.record_shown(root, None, record, [h.path for h in hits])
+    return hits
 
 
 def _embedded(conn, root: str, cfg: Config, allow_sync: bool, progress: bool):
@@ -121,22 +130,32 @@ def _fused(conn, root: str, cfg: Config, text: str, limit: int, params, filters)
     return fused_search(conn, text, dense, limit=limit, params=params, filters=filters)[0]
 
 
-def recent_sessions(root: str, cfg: Config, limit: int, allow_sync: bool = True, watch: Watch | None = None) -> list[Hit]:
-    """The latest active session summaries, newest first (what SessionStart can inject)."""
+def recent_sessions(root: str, cfg: Config, limit: int, allow_sync: bool = True, watch: Watch | None = None,
+                    record: str | None = None) -> list[Hit]:
+    """The latest active session summaries, newest first (what SessionStart can inject);
+    `record` as for `search_hits`."""
     from ..retrieval.query import latest
     from ..index.reader import open_fresh_reader
 
     conn = open_fresh_reader(root, cfg, allow_sync=allow_sync, watch=watch)
     try:
-        return latest(conn, "session_summary", limit)
+        hits = latest(conn, "session_summary", limit)
     finally:
         conn.close()
+    if record and cfg["review.usage"]:
+        from .. import usage
+
+        usage.record_shown(root, None, record, [h.path for h in hits])
+    return hits
 
 
-def read_memory(root: str, cfg: Config, path: str) -> dict[str, Any]:
+def read_memory(root: str, cfg: Config, path: str, record: str | None = None) -> dict[str, Any]:
     """One memory whole: {path, sha256, memory}. `path` is named as search shows it (or
     `decisions/x.json`, or absolute); it must be a file in a category folder inside the
-    root (write.locate's rule: links out of the root are refused), read bounded."""
+    root (write.locate's rule: links out of the root are refused), read bounded.
+    `record`: the use log's channel of this open (`mcp-get`), for a client whose opens no
+    transcript shows (outside a Claude Code session: inside one, the capture job counts
+    them from the transcript, once)."""
     from ..errors import MemoryFileError, MemoryNotFound
     from ..store.paths import project_of
     from ..store.files import parse_json, read_bytes
@@ -149,6 +168,13 @@ def read_memory(root: str, cfg: Config, path: str) -> dict[str, Any]:
         memory = parse_json(data)
     except MemoryFileError as exc:
         raise MemoryNotFound(f"{display(root, rel)}: {exc}") from None
+    if record and cfg["review.usage"]:
+        from .. import usage
+
+        if not usage.in_assistant_session():
+            import uuid
+
+            usage.record_opens(root, None, [(uuid.uuid4().hex, record, rel)])
     return {"path": display(root, rel), "sha256": sha256_hex(data), "memory": memory}
 
 
@@ -175,10 +201,13 @@ def explain(
         dense = None if pending is None else worker_view(pending)
         semantic = "the worker was asked" if pending else "no worker running: the lexical rules alone (as the hook without it)"
     from ..index.reads import invalid_files
-    from ..store.files import read_source, refusals
+    from ..store.files import refusals
 
     try:
         outcome = on_file(conn, file, prompt, cfg) if file is not None else decide(conn, prompt, cfg, dense=dense)
+        from .staleness import apply
+
+        notes = apply(conn, outcome, cfg) if file is None else {}  # the last review's words, as the hook says them
         refused = refusals(root, invalid_files(conn))  # never considered: the index does not hold them
     finally:
         conn.close()
@@ -186,7 +215,12 @@ def explain(
         semantic = "the worker answered" if outcome.dense is not None else "the worker did not answer in time: lexical rules alone"
     prefix = display_prefix(root)
 
-    sources = {d.path: read_source(root, d.path, int(cfg["index.max_file_bytes"])) for d in outcome.decisions}
+    sources = {d.path: source_of(root, d.path, int(cfg["index.max_file_bytes"])) for d in outcome.decisions}
+    uses: dict = {}
+    if cfg["review.usage"]:  # this user's use of each memory (memindex/usage.py)
+        from ..usage import counts
+
+        uses = counts(root)
     calibrated = cfg["retrieval.match_strategy"] == "calibrated" and file is None
     names = ("match_strategy", "max_inject", *(("min_confidence",) if calibrated else RULE_SETTINGS), "intents",
              "file_anchors", *(("tool_anchors",) if file is not None else ()))
@@ -198,15 +232,35 @@ def explain(
     return {
         "prompt": prompt, **({"file": file} if file is not None else {}), "intent": outcome.intent,
         "settings": settings, "semantic": semantic,
-        "injected": [prefix + h.path for h in outcome.hits],
+        "injected": [shown(prefix, h.path) or "" for h in outcome.hits],
+        "notes": {shown(prefix, p) or "": n for p, n in notes.items()},
         "refused": {prefix + rel: why for rel, why in refused.items()},
         "considered": [
-            {"path": prefix + d.path, "kept": d.kept, "rule": d.rule, "score": round(d.score, 4),
+            {"path": shown(prefix, d.path) or "", "kept": d.kept, "rule": d.rule, "score": round(d.score, 4),
              "coverage": None if d.coverage is None else round(d.coverage, 3), "source": sources[d.path],
-             "probability": None if d.probability is None else round(d.probability, 3)}
+             "probability": None if d.probability is None else round(d.probability, 3),
+             "use": _use(uses, d.path)}
             for d in outcome.decisions
         ],
     }
+
+
+def source_of(root: str, path: str, max_bytes: int) -> dict[str, str] | None:
+    """Where a memory came from (its `source`), or for a document's section the document
+    itself: {kind: "document", path, section}."""
+    if path.startswith("@"):
+        file, _, anchor = path[1:].rpartition("#")
+        return {"kind": "document", "path": file, **({"section": anchor} if anchor else {})}
+    from ..store.files import read_source
+
+    return read_source(root, path, max_bytes)
+
+
+def _use(uses: dict, path: str) -> dict[str, int] | None:
+    from ..usage import key
+
+    use = uses.get(key(path))
+    return None if use is None else {"shown": use.shown, "opened": use.opened}
 
 
 # --- how hits are shown ---------------------------------------------------------------
@@ -214,7 +268,7 @@ def explain(
 
 def hit_json(hit: Hit, prefix: str) -> dict[str, object]:
     return {
-        "path": prefix + hit.path,
+        "path": shown(prefix, hit.path) or "",
         "id": hit.id,
         "category": hit.category,
         "title": sanitize_title(hit.title),
@@ -233,6 +287,6 @@ def format_hits(hits: Sequence[Hit], prefix: str) -> str:
         label = hit.category.upper() + ("" if hit.record_status == "active" else f", {hit.record_status}")
         tags = ",".join(t for t in (sanitize_tag(t) for t in hit.tags) if t)
         date = (hit.updated_at or "")[:10] or "-"
-        lines.append(f"{rank}. [{label}] {sanitize_title(hit.title)} | #{tags} | {date} | {prefix}{hit.path}")
+        lines.append(f"{rank}. [{label}] {sanitize_title(hit.title)} | #{tags} | {date} | {shown(prefix, hit.path) or ''}")
     return "\n".join(lines)
 

@@ -139,7 +139,7 @@ def _parse_tail(chunk: bytes, partial_first: bool, skip: str | None) -> list[str
 # prompt hook's stdout) or hook_additional_context (the PreToolUse hook's additionalContext,
 # a list of texts) whose content holds `<memory-context ...>` lines
 # `- [CATEGORY] title -> PATH #tags:...`.
-_INJECTED_LINE = r" -> (\S+\.json)(?: #tags:|$)"  # with re.MULTILINE: what `injected_paths` finds
+_INJECTED_LINE = r" -> (\S+\.json|\S+\.(?:md|markdown|mdx)(?:#\S*)?)(?: #tags:|$)"  # re.MULTILINE: what `injected_paths` finds
 _FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"})
 
 
@@ -211,6 +211,12 @@ def _note_files(line: bytes, session: Session) -> None:
                 session.files.append(path)
 
 
+def _is_document(shown: str) -> bool:
+    """A document's section as the block shows it: `docs/adr/0007-x.md#decision`."""
+    file = shown.rpartition("#")[0] or shown
+    return file.endswith((".md", ".markdown", ".mdx"))
+
+
 def injected_paths(content: str) -> list[str]:
     """The shown paths of the memory lines in a block the hook printed (`_INJECTED_LINE`,
     scanned: the hook does not load `re` for it)."""
@@ -221,14 +227,14 @@ def injected_paths(content: str) -> list[str]:
         while end < n and not content[end].isspace():
             end += 1
         path = content[i + 4 : end]
-        if len(path) > 5 and path.endswith(".json"):
+        if len(path) > 5 and (path.endswith(".json") or _is_document(path)):
             if end == n or content[end] == "\n":
                 found.append(path)
                 pos = end
                 continue
-            if content.startswith(" #tags:", end):
+            if content.startswith(" #tags:", end) or content.startswith(" (", end):  # tags, or a review note
                 found.append(path)
-                pos = end + 7
+                pos = end + 2
                 continue
         pos = i + 1
     return found

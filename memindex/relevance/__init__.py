@@ -14,6 +14,7 @@ import math
 import os
 
 from ..defaults import CATEGORY_PRIORITY, COVERAGE_TERMS, DATA_DIR
+from ..index.db import meta_values
 from ..index.reads import Scratch
 from ..lean import loads
 from ..retrieval.query import term_weights
@@ -95,7 +96,7 @@ def column_matches(conn: sqlite3.Connection, plan: QueryPlan, hits: list[Hit]) -
 
 # the coverages the model reads: name -> (the columns a term may match in, an absent term's weight)
 COVERAGES: dict[str, tuple[tuple[str, ...], float | None]] = {
-    "title": (("title",), None), "tags": (("tags",), None), "body": (("body",), None),
+    "title": (("title",), None), "tags": (("tags",), None), "body": (("body", "forms"), None),
     "questions": (("questions",), None), "known": ((), 0.0), "all": ((), None),
 }
 
@@ -157,6 +158,11 @@ def features(
     unknown = (sum(1 for df in words if df == 0) / len(words)) if words else 0.0
     n_terms = math.log1p(len(plan.df))
     today = _now_days(now)
+    # a session ages from the store's own latest one (a project left for a year: its last
+    # session is still the latest), and never from a date ahead of the clock
+    latest = meta_values(conn, ("newest_session",)).get("newest_session")
+    fresh = isinstance(latest, str) and latest[:4].isdigit() and latest[5:7].isdigit() and latest[8:10].isdigit()
+    session_today = today - _days(latest, today) if fresh else today  # type: ignore[arg-type]
     nearest = dense.top[0][1] if dense is not None and dense.top else None
     cosines = {**dict(dense.top), **dense.cos} if dense is not None else {}
     margin = 0.0
@@ -197,6 +203,11 @@ def features(
             "general": float(pool.general),
             "general_gap": float(pool.general) * (1.0 - covs[i]),
             "age": math.log1p(_days(h.updated_at, today)),
+            # a session summary ages; an accepted decision, a constraint or a runbook does not
+            # until it is superseded, retired or stale (which take it out of the pool)
+            "age_session": math.log1p(_days(h.updated_at, session_today)) if h.category == "session_summary" else 0.0,
+            "document": float(h.path.startswith("@")),
+            "sections": math.log1p(h.sections - 1),  # a document's further sections that matched
             "replacement": float(h.via is not None),
         }
         for c in CATEGORY_PRIORITY:
@@ -219,19 +230,42 @@ def features(
     return out
 
 
+class Bar:
+    """Where a candidate is injected: its P reaches `min_confidence` and `min_share` of the
+    best P among the prompt's candidates of its population (chosen together at training)."""
+
+    __slots__ = ("min_confidence", "min_share")
+
+    def __init__(self, min_confidence: float, min_share: float = 0.0) -> None:
+        self.min_confidence, self.min_share = min_confidence, min_share
+
+
 class Model:
     """A logistic regression in the raw feature space: P = sigmoid(bias + sum w_i x_i).
     `means` are the training set's feature means, for explaining a score as each feature's
-    push away from an average candidate. `min_share`: a candidate is injected only if its P
-    is at least this share of the prompt's best candidate's (chosen at training with
-    `min_confidence`): a second pick far less likely than the first is mostly a near miss."""
+    push away from an average candidate. Two populations each get their own `Bar`: memory
+    files, and sections of the project's documents (long texts, another scale of scores and
+    coverages: the same P does not buy the same precision in both). `min_share`: a second
+    pick far less likely than the first is mostly a near miss."""
 
-    __slots__ = ("name", "bias", "weights", "means", "min_confidence", "min_share")
+    __slots__ = ("name", "bias", "weights", "means", "memories", "documents")
 
     def __init__(self, name: str, bias: float, weights: dict[str, float], means: dict[str, float],
-                 min_confidence: float, min_share: float = 0.0) -> None:
+                 min_confidence: float, min_share: float = 0.0, documents: Bar | None = None) -> None:
         self.name, self.bias, self.weights, self.means = name, bias, weights, means
-        self.min_confidence, self.min_share = min_confidence, min_share
+        self.memories = Bar(min_confidence, min_share)
+        self.documents = documents or self.memories
+
+    @property
+    def min_confidence(self) -> float:
+        return self.memories.min_confidence
+
+    @property
+    def min_share(self) -> float:
+        return self.memories.min_share
+
+    def bar(self, document: bool) -> Bar:
+        return self.documents if document else self.memories
 
     def logit(self, f: dict[str, float]) -> float:
         return self.bias + sum(w * f.get(k, 0.0) for k, w in self.weights.items())
@@ -251,33 +285,39 @@ def load(kind: str = "lexical", path: str = WEIGHTS_FILE) -> Model:
         with open(path, "rb") as fh:
             data = loads(fh.read())
         m = data["models"].get(kind) or data["models"]["lexical"]  # no model for the worker's view: words alone
+        docs = m.get("documents")
         _models[key] = Model(kind, float(m["bias"]), {k: float(v) for k, v in m["weights"].items()},
                              {k: float(v) for k, v in m["means"].items()}, float(m["min_confidence"]),
-                             float(m.get("min_share", 0.0)))
+                             float(m.get("min_share", 0.0)),
+                             Bar(float(docs["min_confidence"]), float(docs.get("min_share", 0.0))) if docs else None)
     return _models[key]
 
 
 def choose(conn: sqlite3.Connection, pool: Pool, cfg: Config, now: datetime | None, outcome: Outcome) -> list[Hit]:
     """The relevance model decides (`match_strategy: calibrated`): every candidate's
-    P(relevant) from all the evidence at once; the best ones reaching
-    `retrieval.min_confidence` and the model's `min_share` of the best one's, at most
-    `max_inject`."""
+    P(relevant) from all the evidence at once; the best ones reaching their population's
+    bar (`Model.bar`: `retrieval.min_confidence` when the user set it, else the trained one,
+    and its share of the population's best P), at most `max_inject`."""
     model = load("semantic" if outcome.dense is not None else "lexical")
-    floor = cfg["retrieval.min_confidence"]
-    floor = model.min_confidence if floor is None else floor
+    given = cfg["retrieval.min_confidence"]
     scored = [(model.prob(f), h, f) for h, f in features(conn, pool, now, outcome.dense)]
     scored.sort(key=lambda s: -s[0])
-    share = model.min_share * scored[0][0] if scored else 0.0
+    best = {doc: next((p for p, h, _ in scored if h.path.startswith("@") == doc), 0.0) for doc in (False, True)}
     picks: list[Hit] = []
     for p, h, f in scored:
-        kept = p >= floor and p >= share and len(picks) < cfg["retrieval.max_inject"]
+        doc = h.path.startswith("@")
+        bar = model.bar(doc)
+        floor = bar.min_confidence if given is None else given
+        kept = p >= floor and p >= bar.min_share * best[doc] and len(picks) < cfg["retrieval.max_inject"]
         if kept:
             picks.append(h)
-        outcome.note(h, kept, lambda p=p, f=f, kept=kept: _why(model, p, f, kept, floor, scored[0][0], cfg), p)
+        outcome.note(h, kept, lambda p=p, f=f, kept=kept, floor=floor, bar=bar, top=best[doc]:
+                     _why(model, p, f, kept, floor, bar.min_share, top, cfg), p)
     return picks
 
 
-def _why(model: Model, p: float, f: dict[str, float], kept: bool, floor: float, best: float, cfg: Config) -> str:
+def _why(model: Model, p: float, f: dict[str, float], kept: bool, floor: float, share: float, best: float,
+         cfg: Config) -> str:
     from .explain import why  # explain's words: loaded only when a decision is worded
 
-    return why(model, p, f, kept, floor, best, cfg)
+    return why(model, p, f, kept, floor, share, best, cfg)

@@ -40,6 +40,9 @@ DESCRIBE: dict[str, str] = {
     "general": "a general question, not about the project",
     "general_gap": "a general question it does not fully cover",
     "age": "age of the memory",
+    "age_session": "how long before the store's latest session this session was",
+    "document": "a section of one of the project's documents",
+    "sections": "how many more of the document's sections match",
     "replacement": "found through a retired memory it replaces",
     "cos": "meaning: cosine to the prompt",
     "cos_gap": "meaning: distance behind the prompt's nearest memory",
@@ -66,13 +69,14 @@ def reasons(model: Model, f: dict[str, float], k: int = 3) -> list[tuple[str, fl
     return [(DESCRIBE.get(n, n), p) for n, p in pushes[:k] if abs(p) >= 0.05]
 
 
-def why(model: Model, p: float, f: dict[str, float], kept: bool, floor: float, best: float, cfg: Config) -> str:
+def why(model: Model, p: float, f: dict[str, float], kept: bool, floor: float, share: float, best: float,
+        cfg: Config) -> str:
     """`explain`'s words for one candidate's decision: its P against the bar it met or missed,
     and the features that moved it most."""
     moved = ", ".join(f"{words} {'+' if push > 0 else '-'}" for words, push in reasons(model, f))
     if kept:
         return f"P(relevant) {p:.2f} >= min_confidence {floor:.2f}" + (f": {moved}" if moved else "")
     bar = (f"under min_confidence {floor:.2f}" if p < floor else
-           f"under {model.min_share:g} x the best candidate's {best:.2f}" if p < model.min_share * best else
+           f"under {share:g} x the best candidate's {best:.2f}" if p < share * best else
            f"beyond max_inject {cfg['retrieval.max_inject']}")
     return f"P(relevant) {p:.2f}, {bar}" + (f": {moved}" if moved else "")

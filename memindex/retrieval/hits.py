@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..defaults import CATEGORY_PRIORITY
+from ..defaults import CATEGORY_PRIORITY, SECTION_DECAY
 from ..lean import loads
 
 
@@ -11,6 +11,7 @@ class Hit:
 
     __slots__ = (
         "rowid", "path", "id", "category", "title", "tags", "updated_at", "record_status", "score", "coverage", "via",
+        "sections",
     )
 
     def __init__(
@@ -23,6 +24,7 @@ class Hit:
         self.score = score  # higher is better (-bm25 for word matches)
         self.coverage = coverage  # share of the query's IDF mass this memory matches
         self.via = via  # rowid of the retired memory this one replaces in the results
+        self.sections = 1  # a document's: how many of its sections matched (retrieval.hits.collapse)
 
     @classmethod
     def from_row(cls, row: tuple, score: float, via: int | None = None) -> "Hit":
@@ -36,3 +38,31 @@ class Hit:
 def rank_key(hit: Hit) -> tuple[float, int, str]:
     """Best score first; category priority only breaks ties (equal to 9 significant digits)."""
     return (-float(f"{hit.score:.9g}"), CATEGORY_PRIORITY.get(hit.category, 99), hit.path)
+
+
+def document_key(path: str) -> str:
+    """What one result stands for: a memory file, or a document (all its sections: `@file#a`
+    and `@file#b` are one document, `@file`)."""
+    return path.rpartition("#")[0] if path.startswith("@") else path
+
+
+def collapse(hits: list[Hit]) -> list[Hit]:
+    """One hit per memory or document (`hits` in rank order). A document scores its best
+    section's score plus SECTION_DECAY times the next one's, SECTION_DECAY squared times the
+    third's...: a document that answers in several of its sections ranks above one that
+    shares a few words in one. Its best section stands for it (its path, its anchor)."""
+    seen: dict[str, Hit] = {}
+    n: dict[str, int] = {}
+    out = []
+    for hit in hits:
+        key = document_key(hit.path)
+        if key not in seen:
+            seen[key] = hit
+            n[key] = 1
+            out.append(hit)
+        else:
+            seen[key].score += hit.score * SECTION_DECAY ** n[key]
+            n[key] += 1
+            seen[key].sections = n[key]
+    out.sort(key=rank_key)
+    return out

@@ -14,22 +14,22 @@ from ..defaults import (
     COVERAGE_TERMS,
     DF_FLOOR,
     DF_SAMPLE,
+    DOC_FETCH_FACTOR,
+    FORMS_WEIGHT,
     KIND_WEIGHT,
     MAX_DF_RATIO,
     MAX_POSTINGS,
     MAX_QUERY_TERMS,
     PREFIX_MIN_LEN,
     PREFIX_MODE,
-    RELATED_ANCHOR_FLOOR,
-    RELATED_ANCHORS,
     RELATED_DEPTH,
     RELATED_WEIGHT,
 )
-from .hits import Hit, rank_key
+from .hits import Hit, collapse, rank_key
 from ..index import reads
 from ..index.reads import Scratch
 from ..lean import sqlite3
-from ..text.words import Term, has_cjk, query_terms, valid_unicode
+from ..text.words import Term, camel_alternatives, has_cjk, query_terms, valid_unicode
 
 TYPE_CHECKING = False  # typing costs the hook 3 ms to import; annotations only
 if TYPE_CHECKING:
@@ -96,6 +96,7 @@ class QueryPlan:
         self.spaceless = 0
         self.side_df: dict[Term, int] = {}
         self.runs: list[str] = []
+        self.documents = False  # does the index hold documents' sections (several rows a result)?
 
     def idf(self, term: Term) -> float:
         """Lucene's always-positive IDF: meaningful even in a store of three memories."""
@@ -117,8 +118,10 @@ def _quote(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
-def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int | None = None) -> QueryPlan:
-    """Terms, their document frequencies, and the bounded set actually queried."""
+def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int | None = None,
+               counts: dict | None = None) -> QueryPlan:
+    """Terms, their document frequencies, and the bounded set actually queried (`counts`:
+    a frequency cache shared by many plans on one connection: the review's store-wide pass)."""
     terms = query_terms(text)[: params.max_terms * 2]
     n_docs = reads.doc_count(conn) if n_docs is None else n_docs
     plan = QueryPlan(terms, n_docs)
@@ -131,6 +134,8 @@ def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int 
     cap = min(max(params.df_floor, int(n_docs * params.max_df_ratio)), params.max_postings) + 1
     top_rowid = reads.top_rowid(conn)
     plan.spaceless = reads.spaceless_count(conn)  # 0 in a store without CJK text
+    plan.documents = reads.has_documents(conn)
+    camel = camel_alternatives(text) if not text.islower() else {}
     for term in terms:
         quoted = _quote(term.text)
         bigram = has_cjk(term.text)  # two CJK characters, a token of fts_cjk only
@@ -142,14 +147,16 @@ def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int 
             # Prefix matching (auth -> authentication), as the old matcher did; its IDF is
             # that of all the words it reaches, so a broad prefix weighs little.
             expression = quoted + "*"
+        if term.text in camel:  # KubeQuotaExceeded: also "kube quota exceeded" (text/identifiers.py)
+            expression = f"{expression} OR {_quote(' '.join(camel[term.text]))}"
         plan.expressions[term] = expression
-        df = 0 if bigram else _count(conn, quoted, cap, top_rowid)
+        df = 0 if bigram else _count(conn, quoted, cap, top_rowid, cache=counts)
         if expression != quoted and df < cap:
             # A prefix reaches at least the word's own memories: a common word is common
             # as a prefix too, and its (costly, merged) prefix count is skipped.
-            df = _count(conn, expression, cap, top_rowid)
+            df = _count(conn, expression, cap, top_rowid, cache=counts)
         if plan.spaceless and df < cap:
-            side = _count(conn, expression, cap, top_rowid, spaceless=True)
+            side = _count(conn, expression, cap, top_rowid, spaceless=True, cache=counts)
             if side:
                 plan.side_df[term] = side
                 df += side
@@ -173,11 +180,15 @@ def plan_query(conn: sqlite3.Connection, text: str, params: Params, n_docs: int 
     return plan
 
 
-def _count(conn: sqlite3.Connection, expression: str, cap: int, top_rowid: int, spaceless: bool = False) -> int:
+def _count(conn: sqlite3.Connection, expression: str, cap: int, top_rowid: int, spaceless: bool = False,
+           cache: dict | None = None) -> int:
     """Memories matching an FTS5 expression: exact up to DF_SAMPLE (`"user id"` counts
     adjacent pairs, `"auth"*` every word it starts), estimated above it from where the
     DF_SAMPLE-th match falls (sync inserts in shuffled order, so rowids are an unbiased
     sample), and never counted past `cap`. Planning costs at most DF_SAMPLE rows a term."""
+    if cache is not None:
+        key = (expression, cap, spaceless)
+        return cache[key] if key in cache else cache.setdefault(key, _count(conn, expression, cap, top_rowid, spaceless))
     sample = min(cap, DF_SAMPLE)
     found, last = reads.sample_matches(conn, expression, sample, spaceless)
     if found < sample or sample == cap:
@@ -235,20 +246,28 @@ def where_clause(filters: Filters, now: datetime | None) -> tuple[str, list[obje
 def replace_inactive(conn: sqlite3.Connection, hits: list[Hit], where: str, args: list[object]) -> list[Hit]:
     """Drop retired and archived hits, putting in their place the active memories they name
     as replacements ("Replaced by ruff (preferences/ruff-lint-and-format)"), at their score:
-    a prompt worded like the old decision finds the one that holds now."""
+    a prompt worded like the old decision finds the one that holds now. A document that no
+    longer holds and names no successor (a deprecated or rejected ADR) stays, as itself:
+    it is the project's only record of what became of that decision."""
     inactive = [h for h in hits if h.record_status != "active"]
     active = [h for h in hits if h.record_status == "active"]
     if not inactive:
         return active
     refs = reads.successors(conn, (h.rowid for h in inactive))
+    kept = [h for h in inactive if h.path.startswith("@") and not refs.get(h.rowid)]
+    if kept:
+        active = sorted(active + kept, key=lambda h: -h.score)
     wanted = {ref for refs_ in refs.values() for ref in refs_}
     if not wanted:
         return active
     ids = [r for r in wanted if "/" not in r]
-    paths = [r + ".json" for r in wanted if "/" in r]
+    paths = [r if r.startswith("@") else r + ".json" for r in wanted if "/" in r]
     found = reads.active_by_ref(conn, ids, paths, where, args)
     by_ref = {}
     for row in found:
+        if row[1].startswith("@"):  # a document's section, named by its path
+            by_ref.setdefault(row[1], row)
+            continue
         by_ref.setdefault(row[2], row)
         by_ref.setdefault(row[1][: -len(".json")], row)
     present = {h.rowid: h for h in active}
@@ -289,10 +308,13 @@ def search(
     if match is None or limit <= 0:
         return []
     where, args = where_clause(filters, now)
-    weights = (params.title_weight, params.tags_weight, params.body_weight, params.kind_weight, params.questions_weight)
+    weights = (params.title_weight, params.tags_weight, params.body_weight, params.kind_weight, params.questions_weight,
+               FORMS_WEIGHT)
     depth = limit * RELATED_DEPTH if related else limit  # word matches ranked
     want = depth + 5  # a few more, so that exact ties can be ordered by category
     fetch = 2 * want  # retired memories take places until they are replaced
+    if plan.documents:  # a document's sections take places until they are collapsed into one
+        fetch *= DOC_FETCH_FACTOR
     rows: list[tuple] = []
     if plan.fused:  # a term matches text without spaces: both tables, one BM25 scale
         from . import cjk_search  # only for stores and prompts with CJK text
@@ -313,72 +335,14 @@ def search(
     if not filters.include_inactive:
         hits = replace_inactive(conn, hits, where, args)
     hits.sort(key=rank_key)
+    if plan.documents:
+        hits = collapse(hits)
     hits = hits[:depth]
     if related and hits:
-        hits = _tag_related(conn, hits, limit, params.related_weight, plan.n_docs, where, args, filters)
+        from .related import tag_related
+
+        hits = tag_related(conn, hits, limit, params.related_weight, plan.n_docs, where, args, filters)
     return hits[:limit]
-
-
-def _tag_related(
-    conn: sqlite3.Connection, hits: list[Hit], want: int, weight: float, n_docs: int, where: str,
-    args: list[object], filters: Filters,
-) -> list[Hit]:
-    """Score regularization by tags (the cluster hypothesis): a memory tagged like the best
-    matches is probably about the same topic, even in other words. Each memory gains
-
-        weight x sum over anchors a of  score(a) x IDF(tags shared with a) / IDF(tags of a)
-
-    where the anchors are the top RELATED_ANCHORS hits scoring at least RELATED_ANCHOR_FLOOR
-    of the best. Tags are a store's curated topics: "the caching stuff" also finds the
-    eviction constraint tagged like the cache decision it matched. Tags on more than
-    MAX_DF_RATIO of the memories relate nothing, so a store without informative tags keeps
-    its word ranking."""
-    best = hits[0].score
-    anchors = [h for h in hits[:RELATED_ANCHORS] if best > 0 and h.score >= RELATED_ANCHOR_FLOOR * best]
-    if weight <= 0 or not anchors:
-        return hits
-    cap = int(min(1000, n_docs * MAX_DF_RATIO))
-    idf: dict[str, float] = {}
-    lend: dict[str, float] = {}  # what carrying each tag is worth
-    for anchor in anchors:
-        tags = set(anchor.tags)
-        for tag in tags - idf.keys():
-            df = reads.tag_count(conn, tag, cap + 1)
-            idf[tag] = math.log(n_docs / df) if 0 < df <= cap else 0.0
-        mass = sum(idf[t] for t in tags)
-        for tag in tags:
-            if idf[tag] > 0:
-                lend[tag] = lend.get(tag, 0.0) + weight * anchor.score * idf[tag] / mass
-    if not lend:
-        return hits
-    by_rowid = {h.rowid: h for h in hits}
-    boost = dict(reads.tag_boosts(conn, lend, among=by_rowid))
-    for anchor in anchors:  # an anchor does not lend to itself: its share is weight x its score
-        if anchor.rowid in boost:
-            boost[anchor.rowid] -= weight * anchor.score
-    # Memories found through tags alone score their boost: only the best `want` can place.
-    status = "" if filters.include_inactive else " AND d.record_status = 'active'"
-    for rowid, extra in boost.items():
-        by_rowid[rowid].score += extra
-    by_rowid.update((h.rowid, h) for h in _tag_only(conn, lend, by_rowid, want, status + where, args))
-    return sorted(by_rowid.values(), key=rank_key)
-
-
-def _tag_only(
-    conn: sqlite3.Connection, lend: dict[str, float], seen: dict[int, Hit], want: int, where: str, args: list[object]
-) -> list[Hit]:
-    """The `want` memories outside `seen` with the largest boost that pass the filters
-    `where`, scored by their boost. Summed without the filters first (cheap); when those
-    filter out too many, again with the filters inside SQL (as `search` ranks its word
-    matches). One joined, filtered query instead measured 1.6x slower at 10k."""
-    limit = len(seen) + 2 * want
-    ranked = reads.tag_boosts(conn, lend, limit=limit)
-    fresh = {d: b for d, b in ranked if d not in seen}
-    rows = reads.documents(conn, fresh, where, args)
-    if len(rows) < want and len(ranked) == limit:
-        fresh = dict(reads.tag_boosts(conn, lend, outside=seen, where=where, args=args, limit=want))
-        rows = reads.documents(conn, fresh)
-    return [Hit.from_row(r, fresh[r[0]]) for r in rows]
 
 
 def coverage(

@@ -150,6 +150,7 @@ class Memory:
     problems: list[str] = field(default_factory=list)
     successors: list[str] = field(default_factory=list)  # memories named as replacements
     questions: list[str] = field(default_factory=list)  # phrasings it answers (own FTS5 column)
+    heading: str = ""  # a document's section: its heading path, indexed with the title
 
 
 def read_bytes(root: str | os.PathLike[str], rel: str, max_bytes: int) -> tuple[bytes, FileStat]:
@@ -369,7 +370,9 @@ def to_memory(rel: str, data: Any) -> Memory:
     confidence = data.get("confidence")
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
         confidence = None
-    title, tags, body = _without_secrets(title.strip(), _tags(data.get("tags"), problems),
+    from .secrets import without_secrets
+
+    title, tags, body = without_secrets(title.strip(), _tags(data.get("tags"), problems),
                                          extract_body(category, data.get("content")), problems)
     mem = Memory(
         path=rel,
@@ -388,30 +391,6 @@ def to_memory(rel: str, data: Any) -> Memory:
         questions=_questions(data.get("questions"), problems),
     )
     return mem
-
-
-def _without_secrets(title: str, tags: list[str], body: str, problems: list[str]) -> tuple[str, list[str], str]:
-    """A hand-written file may hold what `memindex save` refuses: the index, index.md and
-    the hook's line get `[REDACTED:kind]` (and no `<private>` span), the row a problem."""
-    from .secrets import redact_text
-
-    kinds: dict[str, list[str]] = {}
-    title, found = redact_text(title)
-    for kind in found:
-        kinds.setdefault(kind, []).append("title")
-    clean_tags = []
-    for tag in tags:
-        tag, found = redact_text(tag)
-        clean_tags.append(tag)
-        for kind in found:
-            kinds.setdefault(kind, []).append("tags")
-    body, found = redact_text(body)
-    for kind in found:
-        kinds.setdefault(kind, []).append("content")
-    if kinds:
-        where = "; ".join(f"{kind} in {', '.join(sorted(set(fields)))}" for kind, fields in kinds.items())
-        problems.append(f"holds what looks like a secret ({where}): redacted in the index; remove it from the file")
-    return title, clean_tags, body
 
 
 def load_memory(root: str | os.PathLike[str], rel: str, max_bytes: int) -> tuple[Memory, FileStat]:

@@ -1,5 +1,5 @@
-"""The id of a session's captured summary, for the prompt hook (no imports: it must not
-slow a prompt) and for the summariser, which slugifies the ids this does not take."""
+"""Ids: the slug every memory and document id is (`slugify`), and the id of a session's
+captured summary, for the prompt hook (no imports at load: it must not slow a prompt)."""
 
 from __future__ import annotations
 
@@ -14,3 +14,17 @@ def summary_id(session_id: object) -> str | None:
     if session_id[0] == "-" or session_id[-1] == "-" or "--" in session_id:
         return None
     return f"session-{session_id}"
+
+
+def slugify(text: str, max_len: int = 80) -> str:
+    """A lowercase ASCII slug (`[a-z0-9]+(-[a-z0-9]+)*`), cut at a word boundary."""
+    import re
+    import unicodedata
+
+    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
+    slug = re.sub(r"[^a-z0-9]+", "-", text).strip("-")
+    if len(slug) > max_len:
+        cut = slug[: max_len + 1]
+        slug = cut.rsplit("-", 1)[0] if "-" in cut else slug[:max_len]
+        slug = slug[:max_len].strip("-")
+    return slug

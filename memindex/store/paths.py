@@ -115,6 +115,40 @@ def project_of(root: str | os.PathLike[str]) -> str:
     return os.path.dirname(os.path.dirname(path)) if tuple(parts[-2:]) == MEMORY_DIR else os.path.dirname(path)
 
 
+def check_doc_path(rel: object) -> str | None:
+    """Why a registered document path (`documents.paths`) cannot be used, or None: it must
+    be relative to the project and stay inside it (no `..`, no control characters)."""
+    if not isinstance(rel, str) or not rel.strip():
+        return "expected a path relative to the project"
+    if rel.startswith(("/", "~")) or "\\" in rel or ":" in rel.split("/")[0]:
+        return "is not relative to the project"
+    parts = [p for p in rel.strip("/").split("/") if p not in ("", ".")]
+    if ".." in parts or (not parts and rel.strip() not in (".", "./")):
+        return "leaves the project"
+    if not all(p.isprintable() for p in parts):
+        return "has control characters"
+    return None
+
+
+def check_doc_paths(value: object) -> tuple[dict[str, str], str | None]:
+    """`documents.paths` as config.py takes it: {path relative to the project: kind}, each
+    entry that cannot be used left out and named (the warning)."""
+    from ..defaults import DOC_KINDS
+    from ..errors import short
+
+    if not isinstance(value, dict):
+        return {}, f"expected an object of path: kind, got {short(value)}"
+    kept: dict[str, str] = {}
+    bad: list[str] = []
+    for rel, kind in value.items():
+        why = check_doc_path(rel) or (None if kind in DOC_KINDS else f"{short(kind)} is not one of {', '.join(DOC_KINDS)}")
+        if why:
+            bad.append(f"{short(rel)}: {why}")
+        else:
+            kept[rel] = kind
+    return kept, ("; ".join(bad[:3]) + (f" (and {len(bad) - 3} more)" if len(bad) > 3 else "")) if bad else None
+
+
 def inside(path: str, root_real: str) -> bool:
     """Is a resolved path the root or below it?"""
     return path == root_real or path.startswith(root_real.rstrip(os.sep) + os.sep)

@@ -133,3 +133,124 @@ def add_permissions(project: Path, result: InitResult | None = None) -> list[str
     if result is not None:
         result.rules_added = added
     return added
+
+
+# --- registering documents: the one edit memindex makes to a config file ---------------
+
+
+def _top_level(text: str) -> tuple[dict[str, tuple[int, int]], int]:
+    """The spans of a JSON object's top-level values (key -> (start, end)) and the index of
+    its closing brace; ValueError when the text is not one JSON object."""
+    decoder = json.JSONDecoder()
+    ws = " \t\r\n"
+    i = 0
+    while i < len(text) and text[i] in ws:
+        i += 1
+    if i >= len(text) or text[i] != "{":
+        raise ValueError("not a JSON object")
+    i += 1
+    spans: dict[str, tuple[int, int]] = {}
+    while True:
+        while i < len(text) and text[i] in ws:
+            i += 1
+        if i < len(text) and text[i] == "}":
+            return spans, i
+        if i >= len(text) or text[i] != '"':
+            raise ValueError("expected a key")
+        key, i = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
+        while i < len(text) and text[i] in ws:
+            i += 1
+        if i >= len(text) or text[i] != ":":
+            raise ValueError("expected ':'")
+        i += 1
+        while i < len(text) and text[i] in ws:
+            i += 1
+        _, end = decoder.raw_decode(text, i)
+        spans[key] = (i, end)
+        i = end
+        while i < len(text) and text[i] in ws:
+            i += 1
+        if i < len(text) and text[i] == ",":
+            i += 1
+        elif i >= len(text) or text[i] != "}":
+            raise ValueError("expected ',' or '}'")
+
+
+def with_documents(text: str, paths: dict[str, str] | None = None, claude_memory: bool | None = None) -> tuple[str, list[str]]:
+    """A config's text with `documents.paths` extended by `paths` (a path registered under
+    another kind takes the one given) and `documents.claude_memory` set, every other byte of
+    the file kept; and the paths added or changed. ValueError (with what is wrong) when the
+    text is no JSON object or its `documents` is no object."""
+    text = text if text.strip() else "{}\n"
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("it is not a JSON object")
+    documents = data.get("documents", {})
+    if not isinstance(documents, dict) or not isinstance(documents.get("paths", {}), dict):
+        raise ValueError("its `documents` (or `documents.paths`) is not an object")
+    new = dict(documents)
+    have = dict(documents.get("paths", {}))
+    added = [p for p, kind in (paths or {}).items() if have.get(p) != kind]
+    if added:
+        new["paths"] = {**have, **{p: paths[p] for p in added}}  # type: ignore[index]
+    if claude_memory is not None and documents.get("claude_memory") is not claude_memory:
+        new["claude_memory"] = claude_memory
+    if new == documents and "documents" in data:
+        return text, added
+    spans, close = _top_level(text)
+    value = json.dumps(new, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+    if "documents" in spans:
+        start, end = spans["documents"]
+        return text[:start] + value + text[end:], added
+    before = text[:close].rstrip()
+    lead = "" if before.endswith("{") else ","
+    return f'{before}{lead}\n  "documents": {value}\n{text[close:]}', added
+
+
+def register_documents(root: Path, paths: dict[str, str]) -> tuple[list[str], bytes | None, bytes]:
+    """Add `paths` (project-relative folder or file -> kind) to the project's
+    `memory-config.json` (created when missing), keeping everything else in it; the only
+    change `memindex init` and `memindex import` make to a config. Returns (the paths added
+    or given a new kind, the file's bytes before, after). MemindexError when the file cannot be read or
+    is not valid JSON: nothing is written then."""
+    from . import rootfs
+    from ..errors import UnsafeFile
+
+    path = str(root / CONFIG_FILE)
+    try:
+        raw = rootfs.read(path, 1_048_576)
+    except UnsafeFile as exc:
+        raise MemindexError(f"{exc}: register the documents by hand (documents.paths)") from None
+    text = (raw or b"").decode("utf-8", "replace")
+    try:
+        new, added = with_documents(text, paths)
+    except ValueError as exc:
+        raise MemindexError(f"{path}: {exc}; fix it first, nothing was written") from None
+    data = new.encode("utf-8")
+    if raw is None:
+        create_exclusive(path, data)
+    elif data != raw:
+        replace_atomic(path, data)
+    return added, raw, data
+
+
+def enable_user_setting(path: str, claude_memory: bool = True) -> bool:
+    """Set `documents.claude_memory` in the user's own config (created when missing, the
+    rest kept); whether it changed. MemindexError when the file is not valid JSON."""
+    try:
+        with open(path, "rb") as fh:
+            raw: bytes | None = fh.read(1_048_577)
+    except FileNotFoundError:
+        raw = None
+    except OSError as exc:
+        raise MemindexError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    text = (raw or b"").decode("utf-8", "replace")
+    try:
+        new, _ = with_documents(text, None, claude_memory)
+    except ValueError as exc:
+        raise MemindexError(f"{path}: {exc}; fix it first, nothing was written") from None
+    if raw is not None and new.encode("utf-8") == raw:
+        return False
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    replace_atomic(path, new.encode("utf-8"), 0o600)
+    return True

@@ -93,14 +93,16 @@ def plausible_flag_value(value: str) -> bool:
     return len(value) >= 3 and not _placeholder(value)
 
 
-def plausible_password(value: str, quoted: bool) -> bool:
+def plausible_password(value: str, quoted: bool, quote: str = "") -> bool:
     """A value assigned to a password (`password = "hunter2hunter2"`, `pwd: s3cret!`): a
     low-entropy one is still a password. Quoted: anything of 4 characters or more but a
-    placeholder; unquoted (prose: "password: required"), letters with a digit or a symbol."""
+    placeholder, and but a code span of several words (prose naming a command: "username/
+    password: `poetry config http-basic.repo user pass`"); unquoted (prose: "password:
+    required"), letters with a digit or a symbol."""
     if len(value) < 4 or _placeholder(value):
         return False
     if quoted:
-        return True
+        return not (quote == "`" and len(value.split()) > 1)
     return len(value) >= 6 and any(c.isalpha() for c in value) and any(not c.isalpha() for c in value)
 
 
@@ -133,7 +135,7 @@ def find(text: str) -> list[tuple[str, str, int, int]]:
                 continue
             if check == "flag" and not plausible_flag_value(value):
                 continue
-            if check == "assignment" and not plausible_password(value, quoted):
+            if check == "assignment" and not plausible_password(value, quoted, text[start - 1] if quoted and start else ""):
                 continue
             if any(s < end and start < e for _, _, s, e in found):
                 continue
@@ -249,3 +251,25 @@ def detector_redact(record: object) -> tuple[object, list[str]]:
         return text
 
     return _rebuild(record, fix), kinds
+
+
+def without_secrets(title: str, tags: list[str], body: str, problems: list[str]) -> tuple[str, list[str], str]:
+    """A hand-written file may hold what `memindex save` refuses: the index, index.md and
+    the hook's line get `[REDACTED:kind]` (and no `<private>` span), the row a problem."""
+    kinds: dict[str, list[str]] = {}
+    title, found = redact_text(title)
+    for kind in found:
+        kinds.setdefault(kind, []).append("title")
+    clean_tags = []
+    for tag in tags:
+        tag, found = redact_text(tag)
+        clean_tags.append(tag)
+        for kind in found:
+            kinds.setdefault(kind, []).append("tags")
+    body, found = redact_text(body)
+    for kind in found:
+        kinds.setdefault(kind, []).append("content")
+    if kinds:
+        where = "; ".join(f"{kind} in {', '.join(sorted(set(fields)))}" for kind, fields in kinds.items())
+        problems.append(f"holds what looks like a secret ({where}): redacted in the index; remove it from the file")
+    return title, clean_tags, body

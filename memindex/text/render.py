@@ -25,6 +25,25 @@ def safe_relpath(prefix: str, rel: str) -> str | None:
     return prefix + rel
 
 
+def shown(prefix: str, path: str) -> str | None:
+    """How an index row's path is shown: a memory file's under the memory folder's `prefix`
+    (`safe_relpath`), a document's section as the file, relative to the project, and its
+    anchor (`@docs/adr/0007-x.md#decision` -> `docs/adr/0007-x.md#decision`). None when it
+    could leave the project or carries characters that could forge or disguise a line."""
+    if not path.startswith("@"):
+        return safe_relpath(prefix, path)
+    file, _, anchor = path[1:].rpartition("#")
+    if not file or "\\" in file or file.startswith("~"):
+        return None
+    parts = file.split("/")
+    if any(p in ("..", ".") for p in parts) or any(p == "" for p in parts[1:]):
+        return None
+    text = file + (f"#{anchor}" if anchor else "")
+    if not _PLAIN_PATH.union("#~").issuperset(text) and any(_category(ch) in _UNSAFE_IN_PATH for ch in text):
+        return None
+    return text
+
+
 def shown_path(rel: str) -> str:
     """A relative path fit for one line of output: as it is, or quoted with escapes."""
     return rel if rel.isprintable() else ascii(rel)
@@ -55,6 +74,13 @@ def _unsafe_table() -> dict[int, str]:
         points.extend((0x09, 0x0A))  # tab and newline: never inside one field of a line
         _UNSAFE = {cp: f"&#x{cp:X};" for cp in points}
     return _UNSAFE
+
+
+def unsafe_characters() -> dict[int, str]:
+    """The code points `escape` turns into character references (look-alikes of `<`, `>`,
+    `&`; invisible, direction and line-breaking characters), each with its reference: for
+    a reader that shows them visibly rather than as the characters (the local UI)."""
+    return _unsafe_table()
 
 
 def escape(text: str, quote: bool = True) -> str:
@@ -90,18 +116,25 @@ def memory_line(category: str, title: str, path: str, tags: list[str], xml: bool
 BLOCK_LIMIT = 8000  # characters; Claude Code caps hook output at 10,000
 
 
-def memory_context(hits: list, prefix: str, limit: int = BLOCK_LIMIT) -> str:
-    """The hook's block: one escaped line per memory, no bodies, under `limit` characters.
-    Empty when there is nothing to say."""
+NOTE_MAX = 120  # characters of a memory's note in the block
+
+
+def memory_context(hits: list, prefix: str, notes: dict[str, str] | None = None, limit: int = BLOCK_LIMIT) -> str:
+    """The hook's block: one escaped line per memory, no bodies, under `limit` characters;
+    `notes` (path -> a few words: "may be stale: x.py was deleted") go after the line, in
+    parentheses. Empty when there is nothing to say."""
     head = f'<memory-context source="{escape(prefix, quote=True)}">'
     tail = "</memory-context>"
     lines: list[str] = []
     size = len(head) + len(tail) + 2
     for hit in hits:
-        shown = safe_relpath(prefix, hit.path)
-        if shown is None:
+        path = shown(prefix, hit.path)
+        if path is None:
             continue
-        line = memory_line(hit.category, hit.title, shown, hit.tags, xml=True)
+        line = memory_line(hit.category, hit.title, path, hit.tags, xml=True)
+        note = (notes or {}).get(hit.path)
+        if note:
+            line += f" ({escape(sanitize_title(note, limit=NOTE_MAX))})"
         if size + len(line) + 1 > limit:
             break
         lines.append(line)

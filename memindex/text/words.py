@@ -138,6 +138,27 @@ def query_terms(text: str, max_chars: int = 20_000) -> list[Term]:
     return terms
 
 
+def camel_alternatives(text: str, max_chars: int = 20_000) -> dict[str, tuple[str, ...]]:
+    """The query's CamelCase words (`KubeQuotaExceeded`, `HTTPServer`), lowercased, -> their
+    parts (`kube quota exceeded`): `retrieval.query` asks for either (text/identifiers.py)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for word in words(text[:max_chars]):
+        if word.islower() or word.isupper() or not word.isalnum() or not word.isascii():
+            continue
+        parts: list[str] = []
+        start = 0
+        for i in range(1, len(word)):
+            a, b = word[i - 1], word[i]
+            nxt = word[i + 1] if i + 1 < len(word) else ""
+            if (a.islower() and b.isupper()) or (a.isupper() and b.isupper() and nxt.islower()) or (a.isalpha() != b.isalpha()):
+                parts.append(word[start:i])
+                start = i
+        parts.append(word[start:])
+        if len(parts) >= 2:
+            out[word.lower()] = tuple(p.lower() for p in parts)
+    return out
+
+
 def words(text: str) -> list[str]:
     """The words of text, in order: runs of letters and digits, joined by single `.`, `_`,
     `-` or `/` into identifiers (user_id, React.FC, next.config.js), with a leading dot

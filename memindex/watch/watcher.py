@@ -45,6 +45,7 @@ from ..defaults import (
 )
 from ..errors import WatcherRunning
 from .answer import listen
+from ..index.fresh import documents_moved
 from .events import Batch, EventIntake, schedule
 from ..store.marker import Marker, pid_alive
 from .mounts import needs_polling
@@ -334,6 +335,8 @@ class Watcher(EventIntake):
                 missing_queued = pending is not None and "index missing" in pending.triggers
             if not missing_queued:
                 self.add_change(None, full=True, trigger="index missing")
+        if self.cfg["documents.paths"] and documents_moved(self.root, self.cfg["documents.paths"]):
+            self.add_change(None, full=True, trigger="documents changed")  # (outside the root the observer watches)
         if not self._observer_alive():
             self.log("warning", "the file observer stopped; restarting it", level="warning", during="check")
             self._stop_observer()

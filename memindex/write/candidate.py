@@ -61,6 +61,7 @@ from ..errors import MemoryFileError, UsageError
 from ..store.paths import display_prefix
 from ..store.files import extract_body, parse_json, read_bytes
 from ..index.reader import open_fresh_reader
+from ..text.render import shown
 from ..text.words import query_terms
 from .validate import clean_title, normalize_category, sha256_hex
 
@@ -113,6 +114,154 @@ def _matching_terms(plan: Any, text: str) -> list[Any]:
     ]
 
 
+class TopicMatch:
+    """How far one memory holds the topic of a text (the module docstring's measures):
+    `score` = containment + title_overlap (0..2); `same` when it reaches UPDATE_THRESHOLD;
+    `restates` when, in addition, every meaningful word of the text is in it (NOOP)."""
+
+    __slots__ = ("hit", "containment", "title_overlap", "exact_containment")
+
+    def __init__(self, hit: Any, containment: float, title_overlap: float, exact_containment: float) -> None:
+        self.hit, self.containment, self.title_overlap = hit, containment, title_overlap
+        self.exact_containment = exact_containment
+
+    @property
+    def score(self) -> float:
+        return self.containment + self.title_overlap
+
+    @property
+    def same(self) -> bool:
+        return self.score >= UPDATE_THRESHOLD
+
+    @property
+    def restates(self) -> bool:
+        return self.same and self.exact_containment >= NOOP_THRESHOLD
+
+    def to_json(self) -> dict[str, float]:
+        return {"score": round(self.score, 3), "containment": round(self.containment, 3),
+                "title_overlap": round(self.title_overlap, 3), "exact_containment": round(self.exact_containment, 3),
+                "bm25": round(self.hit.score, 3)}
+
+
+class StoreWide:
+    """The matching `Topic.measure` needs, for many memories against each other (the
+    review's store-wide pass): a term's expression is matched once against every memory's
+    title, tags and body (the index itself, the columns containment reads), and a memory's
+    text is loaded once into a private FTS5 table (the index's tokenizer), where the
+    one-at-a-time path loads both into a scratch table for each measure. Same expressions,
+    same columns, same tokenizer: the same answers (tests/test_review_conflicts.py)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        from ..defaults import TOKENIZER
+
+        self.conn = conn
+        self.db = sqlite3.connect(":memory:")
+        self.db.execute(f"CREATE VIRTUAL TABLE t USING fts5(body, tokenize='{TOKENIZER}')")
+        self._rows: dict[str, set[int]] = {}
+        self._texts: dict[tuple[str, int], bool] = {}
+        self._loaded: set[int] = set()
+        self.counts: dict = {}  # document frequencies, counted once for every plan of the pass
+        self.plans: dict[str, Any] = {}  # a memory's title-and-tags plan, made once
+
+    def rows(self, expression: str) -> set[int]:
+        """Memories whose title, tags or body match."""
+        if expression not in self._rows:
+            only = "{" + " ".join(_CONTENT_COLUMNS) + "} : "
+            self._rows[expression] = {r for (r,) in self.conn.execute(
+                "SELECT rowid FROM fts WHERE fts MATCH ?", (f"{only}({expression})",))}
+        return self._rows[expression]
+
+    def add_text(self, rowid: int, text: str) -> None:
+        """A memory's text, for `has`."""
+        if rowid not in self._loaded:
+            self._loaded.add(rowid)
+            self.db.execute("INSERT INTO t(rowid, body) VALUES (?, ?)", (rowid, text))
+
+    def has(self, rowid: int, expression: str) -> bool:
+        """Does this memory's text (`add_text`) match?"""
+        key = (expression, rowid)
+        if key not in self._texts:
+            self._texts[key] = self.db.execute("SELECT 1 FROM t WHERE t MATCH ? AND rowid = ?",
+                                               (f"({expression})", rowid)).fetchone() is not None
+        return self._texts[key]
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def _share(plan: Any, rowid: int, matching: Any) -> float:
+    """`containment` with a StoreWide's matching."""
+    from ..retrieval.query import term_weights
+
+    weights, total = term_weights(plan, _absent_weight(plan), None)
+    if total <= 0:
+        return 0.0
+    got = sum(weights[t] for t, df in plan.df.items() if df and rowid in matching(plan.expressions[t]))
+    return min(got / total, 1.0)
+
+
+class Topic:
+    """A text's query plans, made once for every memory it is measured against; with a
+    StoreWide (`store`, and `own`: the text's own memory there), measured through it."""
+
+    __slots__ = ("text", "params", "plan", "_exact", "store", "own", "_conn")
+
+    def __init__(self, conn: sqlite3.Connection, text: str, params: Any, store: StoreWide | None = None,
+                 own: int | None = None) -> None:
+        from ..retrieval.query import plan_query
+
+        self.text, self.params, self.store, self.own, self._conn = text, params, store, own, conn
+        self.plan = plan_query(conn, text, params, counts=store.counts if store is not None else None)
+        self._exact: Any = None
+        if self.plan.side_df or self.plan.runs:  # text without spaces: the one-at-a-time path knows `fts_cjk`
+            self.store = None
+        elif store is not None and own is not None:
+            store.add_text(own, text)
+
+    @property
+    def exact(self) -> Any:
+        """The plan without prefix matching (exact containment: NOOP), made when first asked."""
+        if self._exact is None:
+            from ..retrieval.query import plan_query
+
+            counts = self.store.counts if self.store is not None else None
+            self._exact = plan_query(self._conn, self.text, self.params.replace(prefix_mode="none"), counts=counts)
+        return self._exact
+
+    def measure(self, conn: sqlite3.Connection, hit: Any, exact: bool = True) -> TopicMatch:
+        """The measures of one memory (a Hit) against this text: the one test of "same
+        topic" that `memindex candidate`, the save path and the review's store-wide check
+        (memindex/review/conflicts.py) share (`exact`: also exact containment, NOOP's
+        measure; nan when not asked)."""
+        subject = hit.title + " " + " ".join(hit.tags)
+        if self.store is None or self.own is None:
+            cont = containment(conn, self.plan, hit)
+            overlap = title_overlap(conn, subject, self.text, self.params)
+            return TopicMatch(hit, cont, overlap, containment(conn, self.exact, hit) if exact else float("nan"))
+        from ..retrieval.query import plan_query
+
+        store = self.store
+        plan = store.plans.get(subject)
+        if plan is None:
+            plan = store.plans[subject] = plan_query(conn, subject, self.params, counts=store.counts)
+        total = sum(plan.idf(t) for t in plan.df)
+        got = sum(plan.idf(t) for t in plan.df if store.has(self.own, plan.expressions[t]))
+        return TopicMatch(hit, _share(self.plan, hit.rowid, store.rows), got / total if total > 0 else 0.0,
+                          _share(self.exact, hit.rowid, store.rows) if exact else float("nan"))
+
+
+def same_topic(conn: sqlite3.Connection, text: str, params: Any, categories: tuple[str, ...] = (),
+               limit: int = CANDIDATE_POOL) -> tuple[list[Any], TopicMatch | None]:
+    """The active memories (of `categories`, or all) that best match `text` by BM25, and
+    the measures of the best one (None when none shares a word)."""
+    from ..retrieval.query import Filters, search
+
+    topic = Topic(conn, text, params)
+    hits = search(conn, text, limit=limit, params=params, filters=Filters(categories=categories), plan=topic.plan)
+    hits = [h for h in hits if h.record_status == "active" and (not categories or h.category in categories)]
+    return hits, (topic.measure(conn, hits[0]) if hits else None)
+
+
 def _key_content(category: str, content: object) -> dict[str, Any]:
     if not isinstance(content, dict):
         return {}
@@ -139,7 +288,7 @@ def find_candidate(
     """Which existing memory should `new_info` update? A JSON-ready answer with the
     candidate (or null), the recommendation CREATE / UPDATE / UPDATE_OR_DELETE / NOOP, the
     measures behind it, and the veto on deleting decisions, preferences and sessions."""
-    from ..retrieval.query import Filters, Params, plan_query, search
+    from ..retrieval.query import Params
 
     root = Path(root)
     category = normalize_category(category)
@@ -168,27 +317,14 @@ def find_candidate(
     own = conn is None
     conn = open_fresh_reader(root, cfg) if conn is None else conn
     try:
-        params = Params.from_config(cfg)
-        plan = plan_query(conn, new_info, params)
-        hits = search(conn, new_info, limit=CANDIDATE_POOL, params=params, filters=Filters(categories=(category,)), plan=plan)
-        hits = [h for h in hits if h.record_status == "active" and h.category == category]
-        if not hits:
+        hits, match = same_topic(conn, new_info, Params.from_config(cfg), (category,))
+        if match is None:
             answer["reason"] = f"no active {category} memory shares a word with the new information"
             return answer
-        best = hits[0]
-        cont = containment(conn, plan, best)
-        overlap = title_overlap(conn, best.title + " " + " ".join(best.tags), new_info, params)
-        exact = containment(conn, plan_query(conn, new_info, params.replace(prefix_mode="none")), best)
-        score = cont + overlap
+        best, score, exact = match.hit, match.score, match.exact_containment
         prefix = display_prefix(root)
-        answer["match"] = {
-            "score": round(score, 3),
-            "containment": round(cont, 3),
-            "title_overlap": round(overlap, 3),
-            "exact_containment": round(exact, 3),
-            "bm25": round(best.score, 3),
-        }
-        answer["others"] = [{"path": prefix + h.path, "title": clean_title(h.title), "bm25": round(h.score, 3)} for h in hits[1:3]]
+        answer["match"] = match.to_json()
+        answer["others"] = [{"path": shown(prefix, h.path) or "", "title": clean_title(h.title), "bm25": round(h.score, 3)} for h in hits[1:3]]
     finally:
         if own:
             conn.close()

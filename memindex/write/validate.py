@@ -7,6 +7,8 @@ problems at once. `serialize` is the one way a memory becomes file bytes.
 
 from __future__ import annotations
 
+from ..store.ids import slugify  # noqa: F401  (the write path's ids; re-exported)
+
 import copy
 import hashlib
 import json
@@ -97,17 +99,6 @@ def normalize_category(value: str) -> str:
     if value in FOLDERS:
         return FOLDERS[value]
     raise UsageError(f"unknown category {value!r} (expected one of {', '.join(CATEGORIES)})")
-
-
-def slugify(text: str, max_len: int = ID_MAX) -> str:
-    """A lowercase ASCII slug (`[a-z0-9]+(-[a-z0-9]+)*`), cut at a word boundary."""
-    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
-    slug = re.sub(r"[^a-z0-9]+", "-", text).strip("-")
-    if len(slug) > max_len:
-        cut = slug[: max_len + 1]
-        slug = cut.rsplit("-", 1)[0] if "-" in cut else slug[:max_len]
-        slug = slug[:max_len].strip("-")
-    return slug
 
 
 _MEMORY_CONTEXT_TAG = re.compile(r"<\s*/?\s*memory-context\b[^>]*>?", re.IGNORECASE)

@@ -24,7 +24,7 @@ def test_model_calls_the_plugin_mcp_search_tool_and_gets_the_memory(claude, demo
                  script=[search, [tool_use(GET, {"path": RUNBOOK})], say("Found the runbook.")])
     ours = sorted(n for n in seen["tools"] if n.startswith("mcp__plugin_memindex_memindex__"))
     assert ours == sorted(f"mcp__plugin_memindex_memindex__{t}" for t in
-                          ("search", "get", "recent_sessions", "explain", "save", "update", "retire")), seen["tools"]
+                          ("search", "get", "recent_sessions", "explain", "review", "save", "update", "retire", "keep", "merge")), seen["tools"]
     [result] = result_for(run, SEARCH)
     assert not result.get("is_error"), result
     first = result["text"].splitlines()[0]
