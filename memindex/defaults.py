@@ -153,18 +153,6 @@ JSON_MAX_DIGITS = 64  # a 4,301-digit integer made json.loads raise ValueError
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 
-# Defaults of memory-config.json. Each leaf is (default, checker); config.py validates a
-# user's file against this tree and falls back to the default, with one warning, per bad key.
-DEFAULT_CATEGORY_DESCRIPTIONS = {
-    # The old matcher's category descriptions (used by the title_tags strategy only).
-    "session_summary": "High-level summary of work done in a coding session, including goals, outcomes, and next steps",
-    "decision": "Architectural and technical choices with rationale -- why X was chosen over Y",
-    "runbook": "Step-by-step procedures for diagnosing and fixing specific errors or issues",
-    "constraint": "External limitations, platform restrictions and hard rules the project must respect",
-    "tech_debt": "Deferred work, known shortcuts and cleanup items with their priority",
-    "preference": "Conventions and personal preferences for code style, tools and workflow",
-}
-
 # Query construction (chosen on the evaluation, docs/evaluation.md).
 PREFIX_MIN_LEN = 4  # plain words of at least this length also match as a prefix: auth -> authentication
 PREFIX_MODE = "prefix"  # "none" | "prefix" (w*) | "both" ("w" OR "w"*)
@@ -198,7 +186,6 @@ MAX_CHANGES = 50  # entries kept in a memory's `changes` history (the oldest go 
 MAX_REASON = 500  # characters of a change summary or a retire/archive reason
 ID_MAX = 80  # characters of a memory id (a slug)
 TEMP_MAX_AGE_S = 3600  # gc removes crashed writers' temp files older than this
-DEFAULT_GRACE_DAYS = 30  # delete.grace_period_days of a hand-built Config that has no usable one
 # Imports (memindex.importers): provenance kinds, and bounds on what a source may make them do.
 SOURCE_KINDS = ("adr", "claude-memory", "claude-md", "markdown", "transcript")  # documented; others allowed
 IMPORT_MAX_SOURCE_BYTES = 1_048_576  # a larger ADR, note or CLAUDE.md is reported and skipped

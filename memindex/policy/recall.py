@@ -19,13 +19,13 @@ if TYPE_CHECKING:
 
     from ..index.reader import Watch
 
-from ..config import Config
+from ..config import RULE_THRESHOLDS, Config
 from ..defaults import CAPTURE_TAG
 from ..retrieval.hits import Hit
 from ..text.render import shown
 from ..text.words import sanitize_tag, sanitize_title
 
-RULE_SETTINGS = ("relative_cutoff", "min_coverage", "min_relative_coverage")  # the rules' thresholds
+RULE_SETTINGS = tuple(k.removeprefix("retrieval.") for k in RULE_THRESHOLDS if k.startswith("retrieval."))  # explain shows them
 
 
 def warn(message: str) -> None:

@@ -37,8 +37,15 @@ if TYPE_CHECKING:
     from datetime import datetime
 
 
+# The Params fields that are settings: their defaults are the settings table's.
+SETTING_FIELDS = {
+    "title_weight": "retrieval.column_weights.title", "tags_weight": "retrieval.column_weights.tags",
+    "body_weight": "retrieval.column_weights.body", "questions_weight": "retrieval.column_weights.questions",
+}
+
+
 class Params:
-    """Ranking knobs; defaults come from `defaults` and `memory-config.json`."""
+    """Ranking knobs: the column weights are settings (SETTING_FIELDS), the rest constants."""
 
     __slots__ = (
         "title_weight", "tags_weight", "body_weight", "questions_weight", "prefix_min_len", "prefix_mode",
@@ -47,10 +54,10 @@ class Params:
 
     def __init__(
         self,
-        title_weight: float = DEFAULTS["retrieval.column_weights.title"],  # type: ignore[assignment]
-        tags_weight: float = DEFAULTS["retrieval.column_weights.tags"],  # type: ignore[assignment]
-        body_weight: float = DEFAULTS["retrieval.column_weights.body"],  # type: ignore[assignment]
-        questions_weight: float = DEFAULTS["retrieval.column_weights.questions"],  # type: ignore[assignment]
+        title_weight: float = DEFAULTS[SETTING_FIELDS["title_weight"]],  # type: ignore[assignment]
+        tags_weight: float = DEFAULTS[SETTING_FIELDS["tags_weight"]],  # type: ignore[assignment]
+        body_weight: float = DEFAULTS[SETTING_FIELDS["body_weight"]],  # type: ignore[assignment]
+        questions_weight: float = DEFAULTS[SETTING_FIELDS["questions_weight"]],  # type: ignore[assignment]
         prefix_min_len: int = PREFIX_MIN_LEN,
         prefix_mode: str = PREFIX_MODE,  # "none" | "prefix" | "both"
         max_terms: int = MAX_QUERY_TERMS,
@@ -74,12 +81,7 @@ class Params:
 
     @classmethod
     def from_config(cls, cfg: Config) -> "Params":
-        return cls(
-            title_weight=cfg["retrieval.column_weights.title"],
-            tags_weight=cfg["retrieval.column_weights.tags"],
-            body_weight=cfg["retrieval.column_weights.body"],
-            questions_weight=cfg["retrieval.column_weights.questions"],
-        )
+        return cls(**{field: cfg[key] for field, key in SETTING_FIELDS.items()})  # type: ignore[arg-type]
 
 
 class QueryPlan:

