@@ -125,7 +125,7 @@ SECTIONS: dict[str, str] = {
 }
 
 SETTINGS: tuple[Setting, ...] = (
-    S("retrieval.enabled", True, "false: the prompt hook injects nothing", looser="up", template=True),
+    S("retrieval.enabled", True, "the prompt hook injects the memories that clearly match a prompt", looser="up", template=True),
     S("retrieval.max_inject", 3, "the most memories injected for one prompt; 0 turns injection off",
       lo=0, hi=20, clamp=True, looser="up", template=True),
     S("retrieval.match_strategy", "calibrated",
@@ -146,7 +146,8 @@ SETTINGS: tuple[Setting, ...] = (
       looser="up"),
     S("retrieval.tool_anchors", False,
       "the PreToolUse hook: when the assistant is about to open a file, also inject the memories anchored to it "
-      "that fit the latest prompt (off: fewer of them were relevant than the prompt hook's bar; docs/evaluation.md)",
+      "that fit the latest prompt; off, as fewer of them were relevant than the prompt hook's bar asks "
+      "(docs/evaluation.md, \"The file at hand\")",
       looser="up", template=True),
     S("retrieval.skip_injected", True, "never inject the same memory twice in a session, unless it changed", looser="down"),
     S("retrieval.min_prompt_chars", 10, "shorter prompts get nothing", lo=0, hi=10_000, looser="down", template=True),
@@ -158,7 +159,7 @@ SETTINGS: tuple[Setting, ...] = (
       "the phrasings written at save time; the highest weight within noise on every dev set "
       "(docs/evaluation.md, \"Questions at save time\")",
       lo=0.0, hi=1000.0),
-    S("retrieval.transcript_context.enabled", True, "false: the prompt alone"),
+    S("retrieval.transcript_context.enabled", True, "read the latest turns for a short prompt (false: the prompt alone)"),
     S("retrieval.transcript_context.max_turns", 3, "earlier turns read", lo=0, hi=10),
     S("retrieval.transcript_context.tail_bytes", 65_536, "bytes of the transcript's end read for them",
       lo=1024, hi=16 * 1024 * 1024),
