@@ -30,11 +30,11 @@ import os
 import stat as stat_mod
 import time
 
+from .defaults import MEMO_MAX, MEMO_PROMPT_MAX, MEMO_TTL_S, SUN_PATH_MAX
 from .errors import UnsafeFile
 from .lean import dumps, loads
 from .store import rootfs
 
-SUN_PATH_MAX = 100  # a socket path holds 108 bytes on Linux, 104 on macOS, with its NUL
 # (XDG variable, the default under the home folder) of each kind of this user's own folder
 XDG = {"config": ("XDG_CONFIG_HOME", ".config"), "state": ("XDG_STATE_HOME", ".local/state"),
        "cache": ("XDG_CACHE_HOME", ".cache")}
@@ -224,9 +224,6 @@ def listen_private(path: str, backlog: int):
 
 # --- the session memo ------------------------------------------------------------------
 
-MEMO_MAX = 65_536  # bytes of one memo file
-MEMO_TTL_S = 2 * 86_400  # a session's memo is removed this long after its last prompt
-PROMPT_MAX = 8_000  # characters of the prompt kept (coverage reads its rarest terms)
 
 
 def _path(session_id: str, create: bool = False) -> str:
@@ -248,7 +245,7 @@ def recall(session_id: object) -> dict | None:
 def remember(session_id: object, prompt: str, turns: list[str], shown: list[str]) -> None:
     """Leave the latest prompt (replacing the memo: what earlier prompts' hooks showed is
     in the transcript by the time a new prompt comes)."""
-    _write(session_id, {"prompt": prompt[:PROMPT_MAX], "turns": [t[:PROMPT_MAX] for t in turns], "shown": shown})
+    _write(session_id, {"prompt": prompt[:MEMO_PROMPT_MAX], "turns": [t[:MEMO_PROMPT_MAX] for t in turns], "shown": shown})
 
 
 def add_shown(session_id: object, memo: dict, shown: list[str]) -> None:

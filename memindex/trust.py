@@ -14,11 +14,11 @@ from __future__ import annotations
 import os
 import time
 
+from .defaults import TRUST_MAX_BYTES
 from .lean import loads
 from .runtime import user_folder
 
 TRUST_FILE = ("memindex", "trusted.json")  # under $XDG_STATE_HOME (default ~/.local/state)
-TRUST_MAX_BYTES = 4 * 1024 * 1024
 
 TRUSTED, UNTRUSTED, CHANGED = "trusted", "untrusted", "changed"
 

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from ..defaults import QUEUE_LOCK_S
 from .. import index
 from . import docsync, health
 from ..store import rootfs
@@ -63,7 +64,6 @@ def waiting_turn(root: Path) -> Iterator[bool]:
         yield mine
 
 
-QUEUE_LOCK_S = 2.0  # a holder keeps the queue's lock for one read or one append
 
 
 @contextmanager

@@ -21,13 +21,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..defaults import ATTN_BUDGET
 from ..errors import ModelError
 from .locate import DEFAULT_MODEL, WEIGHTS, resolve, sha256_file
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     import numpy as np
 
-_ATTN_BUDGET = 1 << 23  # floats in one batch's attention scores (32 MiB): bounds peak memory
 
 
 def _read_json(path: Path, default: Any = None) -> Any:
@@ -163,7 +163,7 @@ class Embedder:
         start = 0
         while start < len(order):
             width = len(ids_of[order[start]])  # the longest of this batch: sorted descending
-            rows = max(1, min(batch_size, _ATTN_BUDGET // (self._heads * width * width)))
+            rows = max(1, min(batch_size, ATTN_BUDGET // (self._heads * width * width)))
             idx = order[start:start + rows]
             start += rows
             ids = np.zeros((len(idx), width), dtype=np.int64)

@@ -8,10 +8,9 @@ import os
 import threading
 import time
 
-from ..defaults import SERVE_SPAWN_MARKER
+from ..defaults import PARENTS_MAX, SERVE_SPAWN_MARKER
 from . import client
 
-PARENTS_MAX = 64
 
 
 def rss_mb() -> float:
