@@ -58,8 +58,8 @@ def open_log(root: str | os.PathLike[str]) -> int:
 
 
 def start_detached(root: str | os.PathLike[str], *args: str, nice: bool = True) -> int:
-    """`start` for the prompt hook's periodic syncs, without loading `subprocess` (5 ms of
-    imports on every prompt that starts one): `posix_spawn` in a new session where the OS
+    """`start` for the prompt hook's periodic syncs, without importing `subprocess` on
+    every prompt that starts one: `posix_spawn` in a new session where the OS
     has it (through `/bin/sh -c 'cd / && exec ...'`: the working folder is `/`, as for
     `start`), else `start`. Returns the child's pid; nobody waits for it."""
     spawn = getattr(os, "posix_spawn", None)

@@ -165,7 +165,7 @@ def connect_private(path: str, deadline: float, strict: bool = False):
     (the folder is not this user's private one, the path is not a socket of this user),
     "absent" (none there, or a stale one nobody listens on: ECONNREFUSED), "slow". `strict`:
     also refused ("unsafe") when the socket is open to others or another user's process
-    listens. `_socket`, not `socket`: 0.5 ms against 3 ms to import."""
+    listens. `_socket`, not `socket`, which imports `selectors` and enums."""
     import _socket
 
     try:
@@ -264,7 +264,7 @@ def _write(session_id: object, memo: dict) -> None:
         scratch = f"{path}.{os.getpid()}.tmp"
         rootfs.write(scratch, data)
         # Never a rename over the old memo: ext4 then forces the new file's blocks out first
-        # (auto_da_alloc), 0.1-4 ms of every prompt. A reader sees the old memo, none (the
+        # (auto_da_alloc), on every prompt. A reader sees the old memo, none (the
         # memo is a hint: every reader falls back to the transcript), or the new one; never half.
         try:
             os.unlink(path)

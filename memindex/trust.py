@@ -28,8 +28,8 @@ def trust_path() -> str:
 
 
 def digest(raw: bytes) -> str:
-    """SHA-256 of a config's bytes. The C module itself, not `hashlib` (OpenSSL's set-up
-    costs the prompt hook 2 ms and more; `_sha2`/`_sha256` 0.2 ms)."""
+    """SHA-256 of a config's bytes. The C module itself, not `hashlib`, whose OpenSSL set-up
+    costs the prompt hook far more."""
     for name in ("_sha256", "_sha2"):  # the module's name on Python 3.11, then on 3.12+
         try:
             return __import__(name).sha256(raw).hexdigest()

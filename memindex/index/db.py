@@ -32,8 +32,7 @@ def _uri(path: str) -> str:
 
 
 # Writers map the index (a sync reads much of a large one without copying); readers read
-# the few pages a prompt or a search needs: mapping and unmapping cost the prompt hook more
-# (0.6-1.9 ms at 10k memories, nothing measurable at 100k or for `search`; docs/benchmarks.md)
+# the few pages a prompt or a search needs, where mapping costs more (docs/benchmarks.md).
 
 
 def _pragmas(conn: sqlite3.Connection, busy_ms: int, mmap: bool = False) -> None:

@@ -415,7 +415,7 @@ def _sync_locked(
 def _insertion_order(paths: list[str], run: int = 256) -> list[str]:
     """Paths in runs of `run` neighbours, the runs shuffled: rowids end up an unbiased
     sample of the store (query planning estimates frequencies from them), while each run
-    still fills the path index in order (a full shuffle costs a third more at 100k)."""
+    still fills the path index in order (a full shuffle costs more on a large store)."""
     order = sorted(paths)
     if len(order) <= 2 * run:
         return order

@@ -1,5 +1,5 @@
 """Ask the root's running watcher whether the index holds every memory file as it is: O(1)
-where `fresh.is_current` makes one stat per memory file (20-29 ms at 10k in CPython).
+where `fresh.is_current` makes one stat per memory file.
 
 `memindex watch` on a native-inotify file system listens on a Unix socket in this user's
 private runtime folder (`runtime.runtime_dir`, never in the repository):

@@ -31,7 +31,7 @@ from ..index.reads import Scratch
 from ..lean import sqlite3
 from ..text.words import Term, camel_alternatives, has_cjk, query_terms, valid_unicode
 
-TYPE_CHECKING = False  # typing costs the hook 3 ms to import; annotations only
+TYPE_CHECKING = False  # annotations only: the hook never imports typing
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
@@ -357,8 +357,8 @@ def coverage(
     `top_terms` heaviest terms (None: all), so a long, specific prompt is not diluted by
     its incidental words; `columns` limits what may match (the write path ignores the
     category words). Hits are re-matched term by term in a scratch FTS5 table: exact FTS5
-    semantics at the cost of a few tiny queries (one column set: a plain match a term; every
-    column at once, the relevance model's way, measured 15% slower here)."""
+    semantics at the cost of a few tiny queries (one column set: a plain match a term, which
+    is quicker here than every column at once, the relevance model's way)."""
     weights, total = term_weights(plan, absent, top_terms)
     for hit in hits:
         hit.coverage = 0.0

@@ -7,8 +7,7 @@ Each channel's scores are scaled to [0, 1] over the candidates it returned (its 
 equal weights: CombSUM of min-max normalised scores (Fox and Shaw, TREC-2 1994; Lee, SIGIR
 1997). Reciprocal rank fusion (k = 60, Cormack, Clarke and Buettcher, SIGIR 2009), which
 fuses ranks only, is the untuned baseline it had to beat, and did on every development
-set: SciFact nDCG@10 0.730 against 0.714, the four judged memory sets' dev and held-out
-slices alike (docs/evaluation.md). Scores carry what ranks lose: a memory far ahead of the
+set (docs/evaluation.md, "The semantic channel"). Scores carry what ranks lose: a memory far ahead of the
 rest in one channel stays ahead. Nothing is tuned: equal weights, each channel's own range.
 
 The lexical channel is `query.search` exactly as `memindex search` runs it (tag-related

@@ -38,7 +38,7 @@ def cache_dir() -> Path:
 
 
 def sha256_file(path: str | os.PathLike[str]) -> str:
-    """Hex sha256 of a file (about 0.1 s for the default model's 87 MiB of weights)."""
+    """Hex sha256 of a file."""
     import hashlib
 
     h = hashlib.sha256()

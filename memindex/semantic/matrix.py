@@ -130,8 +130,8 @@ class VectorSource:
         self._lock = threading.Lock()
 
     def current(self) -> Snapshot:
-        """The snapshot, after a version check (one stat and one point query, about 30 us:
-        a query always sees the vectors committed before it)."""
+        """The snapshot, after a version check (one stat and one point query: a query always
+        sees the vectors committed before it)."""
         with self._lock:
             try:
                 self._check()
