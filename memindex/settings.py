@@ -177,7 +177,8 @@ SETTINGS: tuple[Setting, ...] = (
       "(docs/evaluation.md)", looser="up"),
     S("capture.enabled", True, "the Stop and SessionEnd hooks keep one summary per session from its transcript, "
       "in the background, without a model call", looser="up", template=True),
-    S("capture.location", "local", "local: sessions-local/ (indexed, ignored by git); shared: the committed sessions/",
+    S("capture.location", "local", "local: sessions-local/ (indexed, ignored by git); shared: the committed sessions/, "
+      "which publishes session text in the repository's history",
       choices=("local", "shared"), looser="any", template=True),
     S("capture.min_interval_s", 30.0, "a running session's summary is rewritten at most this often; the last turn "
       "is always captured, at most this much later", lo=0.0, hi=3600.0, template=True),
@@ -193,7 +194,8 @@ SETTINGS: tuple[Setting, ...] = (
     S("index.max_file_bytes", 1_048_576, "larger memory files are not indexed", lo=1024, hi=64 * 1024 * 1024,
       looser="up", template=True),
     S("semantic.enabled", False, "turn the semantic channel on", looser="up", template=True),
-    S("semantic.model", "sentence-transformers/all-MiniLM-L6-v2", "a local folder, or a hub id found in the local cache or the model package; "
+    S("semantic.model", "sentence-transformers/all-MiniLM-L6-v2",
+      "a local folder, or a hub id found in the local cache or the model package; "
       "builtin:hashing is the deterministic test stand-in (no model)", looser="any", template=True),
     S("semantic.idle_exit_s", 1800.0, "the worker exits after this long unused", lo=10.0, hi=7 * 86400.0,
       looser="up", template=True),

@@ -37,7 +37,8 @@ def register(add: AddParser) -> None:
         "--debounce",
         type=_debounce,
         metavar="MS",
-        help=f"wait until changes have been quiet this long before syncing (default: watch.debounce_ms = {DEFAULTS['watch.debounce_ms']})",
+        help="wait until changes have been quiet this long before syncing "
+        f"(default: watch.debounce_ms = {DEFAULTS['watch.debounce_ms']})",
     )
     p.set_defaults(handler=cmd_watch)
 
