@@ -81,7 +81,7 @@ def files_named(prompt: str, limit: int = 20) -> list[str]:
     counts only with one dot (`e.g.` and version numbers do not).
 
     A scan, not a regular expression: most prompts then never load `re`.
-    tests/test_prompt.py checks it against the pattern
+    tests/test_lean.py checks it against the pattern
     `(?<![\\w/.-])((?:[\\w.-]+/)*[\\w.-]*[A-Za-z0-9_-]\\.[A-Za-z][A-Za-z0-9]{0,7})(?![\\w/])`."""
     found: list[str] = []
     i, n = 0, len(prompt)

@@ -1,6 +1,6 @@
 """Text handling shared by every path: title sanitizing, query terms, stop words.
 
-Scans, not regular expressions: the prompt hook then never loads `re`. tests/test_text.py
+Scans, not regular expressions: the prompt hook then never loads `re`. tests/test_lean.py
 checks each scan against the pattern it replaces.
 """
 
