@@ -6,7 +6,7 @@ One small JSON file per session in this user's private runtime folder (never in 
 repository, where a clone could carry one or a `git clean` remove it), named by a hash of
 the session id. Nothing but the age pruning removes it, and only after ASKED_TTL_S of
 silence: guard files that a save's cleanup deletes or that expire during a long save let
-the Stop hook fire again (the claude-memory plugin's lesson). A state that cannot be read
+the Stop hook fire again (idnotbe/claude-memory, fix-stop-hook-refire). A state that cannot be read
 or written means no ask at all: without it the hook could not keep its promise of once per topic.
 """
 
