@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .defaults import PACKAGE_DIR, LOG_FILE, LOG_MAX_BYTES
+from .defaults import LOG_FILE, LOG_MAX_BYTES, NICE, PACKAGE_DIR
 
 
 # Runs as `python [-P] -c BOOT memindex PACKAGE_PARENT --root ROOT ARGS...` ("memindex" names
@@ -28,7 +28,6 @@ BOOT = (
 # Maintenance the hooks start (periodic checks, syncs, session capture) runs at a lower
 # priority: on a busy machine it would otherwise take the CPU from the very hook that
 # started it, and from the user's own work. Not the semantic worker: prompts wait for it.
-NICE = 10
 BOOT_NICE = f"import os; os.nice({NICE}) if hasattr(os, 'nice') else None; " + BOOT
 CWD = os.path.abspath(os.sep)  # never the project: nothing there is looked up by name
 
@@ -59,8 +58,8 @@ def open_log(root: str | os.PathLike[str]) -> int:
 
 
 def start_detached(root: str | os.PathLike[str], *args: str, nice: bool = True) -> int:
-    """`start` for the prompt hook's periodic syncs, without loading `subprocess` (5 ms of
-    imports on every prompt that starts one): `posix_spawn` in a new session where the OS
+    """`start` for the prompt hook's periodic syncs, without importing `subprocess` on
+    every prompt that starts one: `posix_spawn` in a new session where the OS
     has it (through `/bin/sh -c 'cd / && exec ...'`: the working folder is `/`, as for
     `start`), else `start`. Returns the child's pid; nobody waits for it."""
     spawn = getattr(os, "posix_spawn", None)

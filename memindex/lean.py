@@ -2,8 +2,8 @@
 
 The hook's budget is the start of an interpreter that imports `sqlite3` and `json`. The
 `json` package imports `re` (and through it enum, functools, collections) and `sqlite3`
-imports `datetime`: about 6 ms of a 20 ms floor on a small VM, for parts memindex never
-uses (regex fallbacks of the C scanner, date adapters). Their C modules do the same work,
+imports `datetime`, a large share of that start (docs/benchmarks.md), for parts memindex
+never uses (regex fallbacks of the C scanner, date adapters). Their C modules do the same work,
 so the hook's modules take them from here; where a C module is missing (another Python
 implementation) the packages are used instead. `tests/test_lean.py` checks both paths
 against `json` itself.

@@ -30,11 +30,11 @@ import os
 import stat as stat_mod
 import time
 
+from .defaults import MEMO_MAX, MEMO_PROMPT_MAX, MEMO_TTL_S, SUN_PATH_MAX
 from .errors import UnsafeFile
 from .lean import dumps, loads
 from .store import rootfs
 
-SUN_PATH_MAX = 100  # a socket path holds 108 bytes on Linux, 104 on macOS, with its NUL
 # (XDG variable, the default under the home folder) of each kind of this user's own folder
 XDG = {"config": ("XDG_CONFIG_HOME", ".config"), "state": ("XDG_STATE_HOME", ".local/state"),
        "cache": ("XDG_CACHE_HOME", ".cache")}
@@ -165,7 +165,7 @@ def connect_private(path: str, deadline: float, strict: bool = False):
     (the folder is not this user's private one, the path is not a socket of this user),
     "absent" (none there, or a stale one nobody listens on: ECONNREFUSED), "slow". `strict`:
     also refused ("unsafe") when the socket is open to others or another user's process
-    listens. `_socket`, not `socket`: 0.5 ms against 3 ms to import."""
+    listens. `_socket`, not `socket`, which imports `selectors` and enums."""
     import _socket
 
     try:
@@ -224,9 +224,6 @@ def listen_private(path: str, backlog: int):
 
 # --- the session memo ------------------------------------------------------------------
 
-MEMO_MAX = 65_536  # bytes of one memo file
-MEMO_TTL_S = 2 * 86_400  # a session's memo is removed this long after its last prompt
-PROMPT_MAX = 8_000  # characters of the prompt kept (coverage reads its rarest terms)
 
 
 def _path(session_id: str, create: bool = False) -> str:
@@ -248,7 +245,7 @@ def recall(session_id: object) -> dict | None:
 def remember(session_id: object, prompt: str, turns: list[str], shown: list[str]) -> None:
     """Leave the latest prompt (replacing the memo: what earlier prompts' hooks showed is
     in the transcript by the time a new prompt comes)."""
-    _write(session_id, {"prompt": prompt[:PROMPT_MAX], "turns": [t[:PROMPT_MAX] for t in turns], "shown": shown})
+    _write(session_id, {"prompt": prompt[:MEMO_PROMPT_MAX], "turns": [t[:MEMO_PROMPT_MAX] for t in turns], "shown": shown})
 
 
 def add_shown(session_id: object, memo: dict, shown: list[str]) -> None:
@@ -267,7 +264,7 @@ def _write(session_id: object, memo: dict) -> None:
         scratch = f"{path}.{os.getpid()}.tmp"
         rootfs.write(scratch, data)
         # Never a rename over the old memo: ext4 then forces the new file's blocks out first
-        # (auto_da_alloc), 0.1-4 ms of every prompt. A reader sees the old memo, none (the
+        # (auto_da_alloc), on every prompt. A reader sees the old memo, none (the
         # memo is a hint: every reader falls back to the transcript), or the new one; never half.
         try:
             os.unlink(path)

@@ -14,11 +14,11 @@ from __future__ import annotations
 import os
 import time
 
+from .defaults import TRUST_MAX_BYTES
 from .lean import loads
 from .runtime import user_folder
 
 TRUST_FILE = ("memindex", "trusted.json")  # under $XDG_STATE_HOME (default ~/.local/state)
-TRUST_MAX_BYTES = 4 * 1024 * 1024
 
 TRUSTED, UNTRUSTED, CHANGED = "trusted", "untrusted", "changed"
 
@@ -28,8 +28,8 @@ def trust_path() -> str:
 
 
 def digest(raw: bytes) -> str:
-    """SHA-256 of a config's bytes. The C module itself, not `hashlib` (OpenSSL's set-up
-    costs the prompt hook 2 ms and more; `_sha2`/`_sha256` 0.2 ms)."""
+    """SHA-256 of a config's bytes. The C module itself, not `hashlib`, whose OpenSSL set-up
+    costs the prompt hook far more."""
     for name in ("_sha256", "_sha2"):  # the module's name on Python 3.11, then on 3.12+
         try:
             return __import__(name).sha256(raw).hexdigest()

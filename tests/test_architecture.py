@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memindex"
 
 # What the prompt hook may load (it runs `python3 -I -S`: standard library and these).
 HOOK_ALLOWED = {
-    "memindex", "memindex.defaults", "memindex.errors", "memindex.lean", "memindex.config", "memindex.trust",
+    "memindex", "memindex.defaults", "memindex.errors", "memindex.lean", "memindex.config", "memindex.settings", "memindex.trust",
     "memindex.runtime", "memindex.usage", "memindex.background",
     "memindex.text", "memindex.text.words", "memindex.text.cjk", "memindex.text.render",
     "memindex.text.identifiers",  # through index.rows, the writer side the index package loads only for writers
@@ -42,7 +42,7 @@ LAYERS: list[set[str]] = [
     {"memindex", "defaults", "errors", "lean", "lazy"},  # leaves
     {"text"},  # words, CJK bigrams, the line format: used to index and to answer
     {"store"},  # the memory files, the root, markers, secrets in a memory's text
-    {"runtime"}, {"usage"}, {"trust"}, {"config"}, {"background"},  # this user's folders; settings read once; detached jobs
+    {"runtime"}, {"usage"}, {"trust"}, {"settings", "config"}, {"background"},  # this user's folders; the settings table, read once; detached jobs
     {"index"},  # the derived index: its only writer (sync), readers, freshness, provenance
     {"retrieval"},  # ranking: query, CJK search, the old matcher
     {"semantic"},  # the optional dense channel and its worker

@@ -16,7 +16,8 @@ import pytest
 
 from conftest import cli_env, write_json, write_mem
 from memindex import trust
-from memindex.config import DEFAULTS, ENV_CONFIG, LOOSER, SPEC, Leaf, load_config, looser, user_config_path
+from memindex.config import DEFAULTS, ENV_CONFIG, LOOSER, SPEC, load_config, looser, user_config_path
+from memindex.settings import Setting
 from memindex.defaults import CONFIG_FILE
 from test_hook import project, prompt_json, put, run_hook  # noqa: F401  (project is a fixture)
 
@@ -41,11 +42,11 @@ def cli(root: Path, *args: str, env: dict | None = None) -> subprocess.Completed
 # --- the rule, as data ---------------------------------------------------------------------------
 
 
-def _leaf(key: str) -> Leaf:
+def _leaf(key: str) -> Setting:
     node: object = SPEC
     for part in key.split("."):
         node = node[part]  # type: ignore[index]
-    assert isinstance(node, Leaf)
+    assert isinstance(node, Setting)
     return node
 
 

@@ -2,15 +2,12 @@
 how many asks, so that a topic is asked about at most once per session, whatever happens
 in between.
 
-One small JSON file per session in this user's private runtime folder
-(`memindex.runtime`: mode 0700, owned by this user; never in the repository, where a
-clone could carry one or a `git clean` remove it), named by a hash of the session id.
-Lessons of the claude-memory plugin's Stop hook (action-plans/_done/fix-stop-hook-refire.md
-in idnotbe/claude-memory): its guard files were deleted by the save flow's own cleanup
-and expired after 5 minutes while a save took up to 28, so the stop fired again. Here
-nothing but the age pruning removes a session's file, and only past ASKED_TTL_S (a week)
-of silence. A state that cannot be read or written means no ask at all (fail quiet):
-without it the hook could not keep its promise of once per topic.
+One small JSON file per session in this user's private runtime folder (never in the
+repository, where a clone could carry one or a `git clean` remove it), named by a hash of
+the session id. Nothing but the age pruning removes it, and only after ASKED_TTL_S of
+silence: guard files that a save's cleanup deletes or that expire during a long save let
+the Stop hook fire again (idnotbe/claude-memory, fix-stop-hook-refire). A state that cannot be read
+or written means no ask at all: without it the hook could not keep its promise of once per topic.
 """
 
 from __future__ import annotations

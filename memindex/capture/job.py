@@ -14,6 +14,7 @@ import os
 import time
 from typing import Any
 
+from ..defaults import CAPTURE_LOCK_TRIES_S, CAPTURE_MARKER_TTL_S
 from ..store import rootfs
 from ..config import Config
 from ..errors import UnsafeFile
@@ -22,8 +23,6 @@ from .schedule import Markers
 from .store import write_summary
 from .summary import summarise
 
-LOCK_TRIES_S = 1.0  # a hook probes the lock for microseconds: retry this long before coalescing
-MARKER_TTL_S = 7 * 86_400  # markers of sessions not captured for this long are removed
 
 
 def capture_transcript(root: str, cfg: Config, transcript: str, *, dry_run: bool = False) -> dict[str, Any]:
@@ -63,7 +62,7 @@ def _acquire(lock: str) -> int | None:
     from ..store.rootfs import try_lock
 
     fd = rootfs.open_fd(lock, os.O_RDWR | os.O_CREAT, 0o600)
-    deadline = time.monotonic() + LOCK_TRIES_S
+    deadline = time.monotonic() + CAPTURE_LOCK_TRIES_S
     while not try_lock(fd):
         if time.monotonic() > deadline:
             os.close(fd)
@@ -114,14 +113,14 @@ def run_job(root: str, cfg: Config, transcript: str, session_id: str) -> dict[st
 
 
 def _sweep(folder: str) -> None:
-    """Remove capture markers untouched for MARKER_TTL_S (sessions long over)."""
+    """Remove capture markers untouched for CAPTURE_MARKER_TTL_S (sessions long over)."""
     now = time.time()
     try:
         with os.scandir(folder) as entries:
             for entry in entries:
                 if entry.name.startswith("capture-") and entry.is_file(follow_symlinks=False):
                     try:
-                        if now - entry.stat(follow_symlinks=False).st_mtime > MARKER_TTL_S:
+                        if now - entry.stat(follow_symlinks=False).st_mtime > CAPTURE_MARKER_TTL_S:
                             os.unlink(entry.path)
                     except OSError:
                         continue

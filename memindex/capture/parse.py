@@ -9,8 +9,8 @@ notifications, hook output: capture.prompts), sidechains (subagents), compaction
 and API error messages.
 Reading never fails on a bad line: it is skipped. Reading is bounded whatever the file
 holds: lines are read at most CAPTURE_LINE_MAX_BYTES at a time (a longer line is skipped
-without being held), each prompt and text is kept to TEXT_KEEP characters and each command
-to COMMAND_KEEP, and past CAPTURE_KEPT_CHARS in all the oldest assistant texts go, then the
+without being held), each prompt and text is kept to CAPTURE_TEXT_KEEP characters and each command
+to CAPTURE_COMMAND_KEEP, and past CAPTURE_KEPT_CHARS in all the oldest assistant texts go, then the
 oldest requests (never the goal, never the latest text: what the summary keeps last).
 Prompts, texts and commands are redacted (store.secrets) before they are cut, so a cut
 never leaves part of a credential that the whole would have matched.
@@ -24,19 +24,16 @@ import stat
 from dataclasses import dataclass, field
 
 from ..defaults import CAPTURE_KEPT_CHARS, CAPTURE_LINE_MAX_BYTES, CAPTURE_TRANSCRIPT_MAX_BYTES
+from ..defaults import (
+    CAPTURE_COMMAND_KEEP, CAPTURE_MAX_ITEMS, CAPTURE_PENDING_MAX, CAPTURE_SKIP_CHUNK, CAPTURE_TEXT_KEEP,
+    REDACT_MARGIN, SESSION_ID_MAX,
+)
 from ..lean import loads
 from .prompts import prompt_text
 from ..store.secrets import redact_text
 from .tally import counts, shown
 
 FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
-_MAX_ITEMS = 2_000  # of each list kept while reading (the summary keeps far fewer)
-_PENDING_MAX = 10_000  # tool calls waiting for their result
-TEXT_KEEP = 32_000  # characters of one prompt or text (the summary shows at most 3,000 of one)
-COMMAND_KEEP = 2_000  # ... of one command (the summary shows its first line, 200)
-_SKIP_CHUNK = 1024 * 1024  # an over-long line is read past in chunks of this
-_REDACT_MARGIN = 1_024  # characters past a cut that its redaction reads (a credential across the cut goes whole)
-_ID_MAX = 200  # characters of a session id
 _TEST_RE = re.compile(
     r"\b(?:pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|rspec|phpunit|ctest|"
     r"go\s+test|cargo\s+(?:test|nextest)|(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test|"
@@ -107,7 +104,7 @@ def read_transcript(path: str, max_bytes: int = CAPTURE_TRANSCRIPT_MAX_BYTES) ->
             read += len(line)
             if len(line) > CAPTURE_LINE_MAX_BYTES:  # over-long: read past the rest of it, holding none
                 while not line.endswith(b"\n") and read <= max_bytes:
-                    line = fh.readline(_SKIP_CHUNK)
+                    line = fh.readline(CAPTURE_SKIP_CHUNK)
                     if not line:
                         break
                     read += len(line)
@@ -117,7 +114,7 @@ def read_transcript(path: str, max_bytes: int = CAPTURE_TRANSCRIPT_MAX_BYTES) ->
             reader.feed(line)
     session = reader.session
     stem = os.path.basename(path).removesuffix(".jsonl")
-    if stem and len(stem) <= _ID_MAX:  # `<session-id>.jsonl`: the id the hooks are given
+    if stem and len(stem) <= SESSION_ID_MAX:  # `<session-id>.jsonl`: the id the hooks are given
         session.session_id = stem
     return session
 
@@ -158,7 +155,7 @@ class _Reader:
         kind = entry.get("type")
         if kind not in ("user", "assistant") or entry.get("isSidechain") or entry.get("isMeta"):
             return
-        if not s.session_id and isinstance(entry.get("sessionId"), str) and len(entry["sessionId"]) <= _ID_MAX:
+        if not s.session_id and isinstance(entry.get("sessionId"), str) and len(entry["sessionId"]) <= SESSION_ID_MAX:
             s.session_id = entry["sessionId"]
         if not s.cwd and isinstance(entry.get("cwd"), str) and len(entry["cwd"]) <= 4096:
             s.cwd = entry["cwd"]
@@ -170,8 +167,8 @@ class _Reader:
     def _user(self, entry: dict) -> None:
         text = prompt_text(entry)
         if text is not None:
-            if len(self.session.turns) < _MAX_ITEMS:
-                text = _kept(text, TEXT_KEEP)
+            if len(self.session.turns) < CAPTURE_MAX_ITEMS:
+                text = _kept(text, CAPTURE_TEXT_KEEP)
                 self.session.turns.append(Turn(text))
                 self.last_message_id = None
                 self._hold(len(text))
@@ -190,7 +187,7 @@ class _Reader:
         failed = block.get("is_error") is True
         if name in FILE_TOOLS and not failed and isinstance(what, str):
             files = self.session.files
-            if what in files or len(files) < _MAX_ITEMS:
+            if what in files or len(files) < CAPTURE_MAX_ITEMS:
                 files[what] = files.get(what, 0) + 1
         elif isinstance(what, Command):
             what.ok = not failed
@@ -213,7 +210,7 @@ class _Reader:
                 self.session.saved.append(path)
 
     def _commit(self, text: str) -> None:
-        if text not in self.session.commits and len(self.session.commits) < _MAX_ITEMS:
+        if text not in self.session.commits and len(self.session.commits) < CAPTURE_MAX_ITEMS:
             self.session.commits.append(text)
 
     def _assistant(self, entry: dict) -> None:
@@ -238,11 +235,11 @@ class _Reader:
             turns.append(Turn(""))
         texts = turns[-1].texts
         if texts and message_id is not None and message_id == self.last_message_id:
-            joined = _kept(texts[-1] + "\n" + text, TEXT_KEEP)  # one message written as several lines
+            joined = _kept(texts[-1] + "\n" + text, CAPTURE_TEXT_KEEP)  # one message written as several lines
             self._hold(len(joined) - len(texts[-1]))
             texts[-1] = joined
-        elif len(texts) < _MAX_ITEMS:
-            texts.append(_kept(text, TEXT_KEEP))
+        elif len(texts) < CAPTURE_MAX_ITEMS:
+            texts.append(_kept(text, CAPTURE_TEXT_KEEP))
             self._hold(len(texts[-1]))
         self.last_message_id = message_id if isinstance(message_id, str) else None
 
@@ -274,25 +271,25 @@ class _Reader:
         name, args, tool_id = block.get("name"), block.get("input"), block.get("id")
         if not isinstance(args, dict) or not isinstance(tool_id, str):
             return
-        if len(self.session.reads) < _MAX_ITEMS:
+        if len(self.session.reads) < CAPTURE_MAX_ITEMS:
             arg = args.get("file_path") if name == "Read" else args.get("command") if name == "Bash" else (
                 args.get("path") if isinstance(name, str) and name.startswith("mcp__") else None)
             if isinstance(arg, str) and arg and len(arg) <= 4096:
                 self.session.reads.append((tool_id, name, arg))
         if name in FILE_TOOLS:
             path = args.get("file_path") or args.get("notebook_path")
-            if isinstance(path, str) and path and "\x00" not in path and len(self.pending) < _PENDING_MAX:
+            if isinstance(path, str) and path and "\x00" not in path and len(self.pending) < CAPTURE_PENDING_MAX:
                 self.pending[tool_id] = (name, path[:4096])
         elif name == "Bash" and isinstance(args.get("command"), str):
             command = args["command"].strip()
-            if command and len(self.session.commands) < _MAX_ITEMS:
-                test = bool(_TEST_RE.search(command[:COMMAND_KEEP]))
-                cmd = Command(_kept(command, COMMAND_KEEP), test=test)
+            if command and len(self.session.commands) < CAPTURE_MAX_ITEMS:
+                test = bool(_TEST_RE.search(command[:CAPTURE_COMMAND_KEEP]))
+                cmd = Command(_kept(command, CAPTURE_COMMAND_KEEP), test=test)
                 self.session.commands.append(cmd)
-                if len(self.pending) < _PENDING_MAX:
+                if len(self.pending) < CAPTURE_PENDING_MAX:
                     self.pending[tool_id] = (name, cmd)
         elif isinstance(name, str) and name.startswith("mcp__") and name.endswith(("__save", "__update")) and "memindex" in name:
-            if len(self.pending) < _PENDING_MAX:
+            if len(self.pending) < CAPTURE_PENDING_MAX:
                 self.pending[tool_id] = (name, "save")
         elif name == "TodoWrite" and isinstance(args.get("todos"), list):
             self.session.todos = [t for t in args["todos"] if isinstance(t, dict) and isinstance(t.get("content"), str)]
@@ -302,7 +299,7 @@ def _kept(text: str, limit: int) -> str:
     """What is kept of a prompt, a text or a command: its credentials redacted (the write
     path's patterns) before it is cut to `limit` characters, so that a cut never leaves
     part of one; the redaction reads a margin past the cut, never the whole of a huge text."""
-    return redact_text(text[: limit + _REDACT_MARGIN])[0][:limit]
+    return redact_text(text[: limit + REDACT_MARGIN])[0][:limit]
 
 
 def _result_text(content: object) -> str:

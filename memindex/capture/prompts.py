@@ -25,6 +25,7 @@ library only, `re` loaded only for a text holding a `<`: the Stop hook imports i
 
 from __future__ import annotations
 
+from ..defaults import TAG_ATTRS_MAX
 from ..policy.transcript import user_parts
 
 # Exact names, and the families Claude Code builds names in (bash-*, command-*,
@@ -33,7 +34,6 @@ from ..policy.transcript import user_parts
 _NAMES = (r"system-reminder|task-notification|teammate-message|cross-session-message|agent-message|channel|"
           r"fork-boilerplate|ide_opened_file|ide_selection|ide_diagnostics|new-diagnostics|memory-context|"
           r"(?:bash|command|local-command)-[a-z][a-z_-]{0,40}|[a-z][a-z_-]{0,40}-hook")
-_ATTRS_MAX = 512  # characters of attributes in an opening tag (`<channel source="...">`)
 _TAG = None
 _NOT_WORDS = ("Caveat:", "[Request interrupted")  # Claude Code's own lines recorded as user text
 
@@ -43,7 +43,7 @@ def _tag_re():
     if _TAG is None:
         import re
 
-        _TAG = re.compile(rf"<(/?)({_NAMES})(?=[\s/>])[^<>]{{0,{_ATTRS_MAX}}}>", re.IGNORECASE)
+        _TAG = re.compile(rf"<(/?)({_NAMES})(?=[\s/>])[^<>]{{0,{TAG_ATTRS_MAX}}}>", re.IGNORECASE)
     return _TAG
 
 

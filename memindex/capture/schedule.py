@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import os
 
+from ..defaults import SESSION_ID_MAX
 from ..store import rootfs
 from ..runtime import name_hash, private_dir
 
-SESSION_ID_MAX = 200
 class Markers:
     """The coalescing files of one session of one root."""
 

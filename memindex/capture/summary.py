@@ -27,18 +27,14 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..defaults import CAPTURE_SOURCE_KIND, CAPTURE_TAG, SUMMARY_MAX_BYTES, TITLE_MAX
+from ..defaults import (
+    SUMMARY_CLOSING_CHARS, SUMMARY_COMMAND_CHARS, SUMMARY_FILES_KEPT, SUMMARY_GOAL_CHARS, SUMMARY_ITEM_CHARS,
+    SUMMARY_NOTE_CHARS, SUMMARY_REQUEST_CHARS, SUMMARY_TAGS_FROM_FILES,
+)
 from ..write.validate import iso, parse_utc, slugify
 from .parse import Command, Session
 from ..store.ids import summary_id
 
-GOAL_CHARS = 1_500
-REQUEST_CHARS = 800
-NOTE_CHARS = 600
-CLOSING_CHARS = 3_000
-COMMAND_CHARS = 200
-ITEM_CHARS = 300
-FILES_KEPT = 20  # files past these are cut before test runs
-TAGS_FROM_FILES = 3
 # Commands that only look (listing, reading, searching, git's read-only verbs): noise.
 _LOOKING = frozenset({
     "ls", "cat", "head", "tail", "grep", "egrep", "rg", "ag", "find", "fd", "pwd", "echo", "printf", "wc", "which",
@@ -106,25 +102,26 @@ class _Parts:
     """The summary's pieces, and the cut order that keeps it within its budget."""
 
     def __init__(self, session: Session, prompts: list[str]) -> None:
-        self.goal_chars, self.closing_chars = GOAL_CHARS, CLOSING_CHARS
+        self.goal_chars, self.closing_chars = SUMMARY_GOAL_CHARS, SUMMARY_CLOSING_CHARS
         self.goal = prompts[0]
         asked = {self.goal}
-        self.requests = [_cap(p, REQUEST_CHARS) for p in prompts[1:] if not (p in asked or asked.add(p))]
+        self.requests = [_cap(p, SUMMARY_REQUEST_CHARS) for p in prompts[1:] if not (p in asked or asked.add(p))]
         texts = [t for turn in session.turns for t in turn.texts]
         last = session.turns[-1].texts if session.turns else []
         self.closing = last[-1] if last else ""
         seen = {self.closing}
-        self.notes = [_cap(t, NOTE_CHARS) for t in texts if not (t in seen or seen.add(t))]
+        self.notes = [_cap(t, SUMMARY_NOTE_CHARS) for t in texts if not (t in seen or seen.add(t))]
         self.files = [_relative(p, session.cwd) for p in session.files]
         runs = _runs(session.commands)
         self.tests = [c for c in runs if c.test]
         self.plain = [c for c in runs if not c.test]
-        self.commits = [_cap(c, ITEM_CHARS) for c in session.commits]
+        self.commits = [_cap(c, SUMMARY_ITEM_CHARS) for c in session.commits]
         todos = session.todos
-        self.done = [_cap(t["content"], ITEM_CHARS) for t in todos if t.get("status") == "completed"]
-        self.doing = [_cap(t["content"], ITEM_CHARS) for t in todos if t.get("status") == "in_progress"]
-        self.todo = [_cap(t["content"], ITEM_CHARS) for t in todos if t.get("status") not in ("completed", "in_progress")]
-        self.next = [_cap(b, ITEM_CHARS) for b in _next_steps(self.closing) if b not in self.todo]
+        self.done = [_cap(t["content"], SUMMARY_ITEM_CHARS) for t in todos if t.get("status") == "completed"]
+        self.doing = [_cap(t["content"], SUMMARY_ITEM_CHARS) for t in todos if t.get("status") == "in_progress"]
+        self.todo = [_cap(t["content"], SUMMARY_ITEM_CHARS) for t in todos
+                     if t.get("status") not in ("completed", "in_progress")]
+        self.next = [_cap(b, SUMMARY_ITEM_CHARS) for b in _next_steps(self.closing) if b not in self.todo]
         self.failing = self.tests[-1] if self.tests and self.tests[-1].ok is False else None
 
     def cut(self, excess: int) -> bool:
@@ -137,8 +134,8 @@ class _Parts:
                 while pieces and dropped < excess:
                     dropped += len(json.dumps(shown(pieces.pop(0)), ensure_ascii=False).encode("utf-8")) + 6
                 return True
-        if len(self.files) > FILES_KEPT:
-            del self.files[FILES_KEPT:]
+        if len(self.files) > SUMMARY_FILES_KEPT:
+            del self.files[SUMMARY_FILES_KEPT:]
             return True
         if len(self.tests) > 1:  # the last run says where the tests stand
             self.tests.pop(0)
@@ -208,7 +205,7 @@ def _tags(files: list[str]) -> list[str]:
         tag = slugify(word, 40)
         if tag and tag != CAPTURE_TAG:
             counts[tag] = counts.get(tag, 0) + 1
-    top = sorted(counts, key=lambda t: -counts[t])[:TAGS_FROM_FILES]
+    top = sorted(counts, key=lambda t: -counts[t])[:SUMMARY_TAGS_FROM_FILES]
     return [CAPTURE_TAG, *top]
 
 
@@ -256,7 +253,7 @@ def _runs(commands: list[Command]) -> list[Command]:
 
 def _command_line(cmd: Command) -> str:
     text = cmd.command.splitlines()[0] if cmd.command.strip() else cmd.command
-    shown = "`" + _cap(text.replace("`", "'"), COMMAND_CHARS) + "`"
+    shown = "`" + _cap(text.replace("`", "'"), SUMMARY_COMMAND_CHARS) + "`"
     if cmd.test:
         result = cmd.tally or {True: "passed", False: "failed", None: "no result"}[cmd.ok]
         return f"Ran {shown}: {result}"

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 
-_TAIL = 20_000  # characters of output read, from its end
+from ..defaults import TALLY_TAIL_CHARS
+
 KINDS = ("passed", "failed", "errors", "skipped")
 # a count and the word after it (pytest, mocha, rspec, minitest, ExUnit, gradle, nextest, plain)
 _PAIR = re.compile(r"(\d{1,9}) (passed|passing|failed|failing|failures?|errors?|skipped|skips?|pending|ignored|"
@@ -38,7 +39,7 @@ _JEST = re.compile(r"^\s*Tests:?\s+(.+)$", re.M)
 def counts(output: str) -> dict[str, int]:
     """{passed, failed, errors, skipped} (the kinds found) of a test run's output; {} when
     it holds no tally this module recognises."""
-    text = output[-_TAIL:]
+    text = output[-TALLY_TAIL_CHARS:]
     cargo = _CARGO.findall(text)
     if cargo:
         return _kept(passed=sum(int(p) for p, _, _ in cargo), failed=sum(int(f) for _, f, _ in cargo),

@@ -77,8 +77,8 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
 
 
 # Commands whose process ends without the interpreter's teardown once `main` has returned
-# (`run`; about 3.7 ms of a 39 ms `search` at 10k memories): they read, and what they write
-# on the way (a sync before answering) is committed and closed by then.
+# (`run`; what it saves: docs/benchmarks.md): they read, and what they write on the way (a
+# sync before answering) is committed and closed by then.
 QUICK_EXIT = frozenset({"search", "explain", "status", "get"})
 
 
@@ -99,7 +99,7 @@ def _command_name(argv: Sequence[str]) -> str | None:
 
 class _Formatter(argparse.HelpFormatter):
     """argparse's formatter given the terminal width up front: left to itself it imports
-    shutil (and with it zlib, bz2, lzma, fnmatch: 3 ms) in every process, because
+    shutil (and with it zlib, bz2, lzma, fnmatch) in every process, because
     `add_argument` builds a formatter to check each option."""
 
     def __init__(self, prog: str) -> None:
@@ -138,7 +138,7 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("-q", "--quiet", action="store_true", help="print only errors")
         return p
 
-    if module_name is not None:  # a known command: its module only (18 parsers cost 2 ms)
+    if module_name is not None:  # a known command: its module only, not every command's parser
         importlib.import_module(f"{__package__}.{module_name}").register(add)
         return parser
     for name, (_, help_text, _) in COMMANDS.items():  # `memindex --help`, a typo: the list
@@ -177,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown command {args.command!r}")
     from ..config import Config, load_config
 
-    root: str | None = None  # a str: pathlib would cost `search` 9 ms of imports
+    root: str | None = None  # a str: `search` never imports pathlib
     cfg = Config()
     args.root_path = None
     try:

@@ -15,7 +15,7 @@ import sys
 import threading
 from datetime import datetime, timezone
 
-from ..config import Config
+from ..config import DEFAULTS, Config
 from ._common import AddParser, bounded
 
 _idle = bounded(0.1, 7 * 86400, "seconds")
@@ -25,7 +25,8 @@ _pid = bounded(1, 2**31 - 1, "", integer=True)
 def register(add: AddParser) -> None:
     p = add("serve", example="memindex serve --foreground")
     p.add_argument("--idle-exit", type=_idle, metavar="S",
-                   help="exit after this many seconds without a query (default: semantic.idle_exit_s = 1800)")
+                   help="exit after this many seconds without a query "
+                   f"(default: semantic.idle_exit_s = {DEFAULTS['semantic.idle_exit_s']:g})")
     p.add_argument("--parent", type=_pid, metavar="PID", action="append", default=[],
                    help="exit when this process is gone (repeatable; the hooks pass Claude Code's pid)")
     p.add_argument("--foreground", action="store_true",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..config import Config
+from ..config import DEFAULTS, Config
 from ..errors import WatcherRunning
 from ..watch.watcher import Log, Watcher
 from ._common import AddParser, bounded, err
@@ -37,7 +37,8 @@ def register(add: AddParser) -> None:
         "--debounce",
         type=_debounce,
         metavar="MS",
-        help="wait until changes have been quiet this long before syncing (default: watch.debounce_ms = 400)",
+        help="wait until changes have been quiet this long before syncing "
+        f"(default: watch.debounce_ms = {DEFAULTS['watch.debounce_ms']})",
     )
     p.set_defaults(handler=cmd_watch)
 

@@ -297,7 +297,7 @@ def _settle_streams() -> None:
 
 def _disarm() -> None:
     try:
-        import _signal as signal  # `signal` itself builds enums: 0.6 ms
+        import _signal as signal  # `signal` itself builds enums at import
 
         signal.setitimer(signal.ITIMER_REAL, 0)
     except (ImportError, AttributeError, ValueError):
@@ -306,7 +306,7 @@ def _disarm() -> None:
 
 def finish(code: int) -> None:
     """End the hook process now, without the interpreter's teardown (freeing every module
-    and object one by one: about 2 ms of a 25 ms prompt, docs/benchmarks.md). Nothing is
+    and object one by one; its cost: docs/benchmarks.md). Nothing is
     lost: `main` has written and flushed its answer, every file and connection it opened
     is closed (none writes the index: writers run in the background), and what it started
     runs detached. Only the hook's entry points call it, never a caller of `main`."""
@@ -317,8 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     """The hook process (both hook commands): one event, its answer on stdout, exit 0."""
     import gc
 
-    # A process of a few milliseconds: collecting its garbage only costs time (2.5 ms of a
-    # prompt at 10k memories, docs/benchmarks.md); what it allocates goes when it exits.
+    # A short process: collecting its garbage only costs time (docs/benchmarks.md); what it
+    # allocates goes when it exits.
     gc.disable()
     argv = sys.argv[1:] if argv is None else argv
     event = argv[0] if argv else "prompt"

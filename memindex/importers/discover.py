@@ -25,15 +25,11 @@ from collections import deque
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..defaults import DOC_SKIP_DIRS, DOC_SUFFIXES
+from ..defaults import DOC_SKIP_DIRS, DOC_SUFFIXES, FIND_HEAD_BYTES, FIND_MAX_DEPTH, FIND_MAX_DIRS, FIND_SAMPLE
 from ..store import documents as docs
 from ..store.paths import check_doc_path
 from ..text.render import shown_path
 
-FIND_MAX_DIRS = 20_000
-FIND_MAX_DEPTH = 6
-FIND_HEAD_BYTES = 4096
-FIND_SAMPLE = 200  # files of a candidate folder looked at for an ADR shape
 ADR_NAMES = frozenset({
     "adr", "adrs", "decisions", "decision-records", "decision_records", "decision-log", "architecture-decisions",
     "architecture-decision-record", "architecture-decision-records", "architectural-decision-records",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ..defaults import INDEX_FILE, INDEX_VERSION, PACKAGE_DIR
+from ..defaults import CHECKPOINT_BYTES, INDEX_FILE, INDEX_VERSION, MMAP_BYTES, PACKAGE_DIR
 from .schema import SCHEMA, TABLES
 from . import provenance
 from ..store import rootfs
@@ -32,10 +32,7 @@ def _uri(path: str) -> str:
 
 
 # Writers map the index (a sync reads much of a large one without copying); readers read
-# the few pages a prompt or a search needs: mapping and unmapping cost the prompt hook more
-# (0.6-1.9 ms at 10k memories, nothing measurable at 100k or for `search`; docs/benchmarks.md)
-MMAP_BYTES = 256 * 1024 * 1024
-CHECKPOINT_BYTES = 4 * 1024 * 1024  # a writer checkpoints a WAL past this (`begin`), as SQLite's 1000 pages
+# the few pages a prompt or a search needs, where mapping costs more (docs/benchmarks.md).
 
 
 def _pragmas(conn: sqlite3.Connection, busy_ms: int, mmap: bool = False) -> None:

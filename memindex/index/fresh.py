@@ -80,7 +80,7 @@ def stat_fingerprint(root: str | os.PathLike[str], keep: dict[str, list[os.DirEn
     """[files, digest]: one pass of `stat` over the memory files (mtime_ns, ctime_ns, size,
     inode), folded into a number that moves when any of them does. An in-place edit moves
     no folder mtime, so `search` and `explain` compare this with the one the last full sync
-    stored (`is_current`): O(files) stats, no SQL row per file (about 20 ms at 10k).
+    stored (`is_current`): O(files) stats, no SQL row per file.
     `keep` (a sync) receives each listed folder's entries, their stat cached, for its walk:
     one stat per file, not two."""
     count = acc = 0

@@ -12,10 +12,9 @@ library only.
 
 from __future__ import annotations
 
+from ..defaults import HEALTH_KEPT, HEALTH_SHOWN
 from ..lean import loads
 
-SHOWN = 3  # paths named per kind in the one-line summary
-KEPT = 20  # paths kept per kind in the index (the counts are exact)
 KINDS = {  # kind -> how the line says it
     "invalid": "invalid (not searched)",
     "ignored": "ignored (not a .json memory)",
@@ -42,11 +41,11 @@ def summarize(conn, ignored: list[str] | None) -> dict[str, list]:
     }
     if ignored is None:
         found_before = read(conn).get("ignored", [0, []])
-        summary = {k: [len(v), v[:KEPT]] for k, v in found.items()}
+        summary = {k: [len(v), v[:HEALTH_KEPT]] for k, v in found.items()}
         summary["ignored"] = found_before
         return summary
     found["ignored"] = sorted(ignored)
-    return {k: [len(v), v[:KEPT]] for k, v in found.items()}
+    return {k: [len(v), v[:HEALTH_KEPT]] for k, v in found.items()}
 
 
 def read(conn) -> dict[str, list]:
@@ -83,7 +82,7 @@ def line(summary: dict[str, list], prefix: str = "", hint: str = "run `memindex 
             continue
         if n <= 0:
             continue
-        named = ", ".join(shown_path(prefix + p) for p in paths[:SHOWN]) + (", ..." if n > SHOWN else "")
+        named = ", ".join(shown_path(prefix + p) for p in paths[:HEALTH_SHOWN]) + (", ..." if n > HEALTH_SHOWN else "")
         parts.append(f"{n} {label}: {named}")
     if not parts:
         return None

@@ -25,11 +25,10 @@ import os
 import stat as stat_mod
 import time
 
+from ..defaults import PROVENANCE_MAX_BYTES, PROVENANCE_PRUNE_S
 from ..store import rootfs
 from ..errors import UnsafeFile
 
-RECORD_MAX_BYTES = 8192
-PRUNE_AFTER_S = 86_400.0  # a record whose index is gone is removed after a day
 
 
 def new_id() -> str:
@@ -67,7 +66,7 @@ def recorded(root: str | os.PathLike[str]) -> tuple[tuple[str, ...], str]:
     name = _key(real)
     for folder in (_state_folder, lambda: _fallback_folder(False)):
         try:
-            data = rootfs.read(os.path.join(folder(), name), RECORD_MAX_BYTES)
+            data = rootfs.read(os.path.join(folder(), name), PROVENANCE_MAX_BYTES)
         except (OSError, UnsafeFile):
             continue
         if data is None:
@@ -198,9 +197,9 @@ def _prune(folder: str, keep: str) -> None:
         if entry.name == keep:
             continue
         try:
-            if now - entry.stat(follow_symlinks=False).st_mtime < PRUNE_AFTER_S:
+            if now - entry.stat(follow_symlinks=False).st_mtime < PROVENANCE_PRUNE_S:
                 continue
-            data = rootfs.read(entry.path, RECORD_MAX_BYTES) or b""
+            data = rootfs.read(entry.path, PROVENANCE_MAX_BYTES) or b""
             root = data.decode("utf-8", "surrogateescape").split("\n")[0]
             if entry.name.endswith(".tmp") or not os.path.exists(os.path.join(root, INDEX_FILE)):
                 os.unlink(entry.path)

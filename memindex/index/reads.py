@@ -103,7 +103,7 @@ def filter_sql(
 
 # The few memories looked up drive these queries (CROSS JOIN keeps them the outer loop):
 # with a category filter and no statistics SQLite would otherwise walk the category's index,
-# every memory of that kind (35 ms for one prompt at 100k memories).
+# every memory of that kind.
 def documents(conn: sqlite3.Connection, rowids: Iterable[int], where: str = "", args: Sequence[object] = ()) -> list[tuple]:
     """The `HIT_COLUMNS` of these memories that pass the filters `where`."""
     return conn.execute(
@@ -387,9 +387,8 @@ class Scratch:
     def _empty(cls, table: str) -> sqlite3.Connection:
         """The scratch connection with `table` empty: made anew once it has been loaded (FTS5
         keeps a deleted row's entries until a merge, so a long-lived process, the MCP server
-        or an evaluation, reloading a table thousands of times saw each query slow down,
-        2x after 200 reloads; merging it with 'optimize' instead broke the table after
-        thousands of reloads)."""
+        or an evaluation, reloading a table thousands of times saw each query slow down;
+        merging it with 'optimize' instead broke the table)."""
         db, loaded = cls._db(table == "hc"), cls._state().loaded
         if table in loaded:
             db.execute(f"DROP TABLE {table}")
@@ -415,7 +414,7 @@ class Scratch:
         one query where a column filter takes one query a column. bm25() weighted to one
         column is non-zero exactly where the expression matches in that column (FTS5 keeps
         an IDF above zero); it reads the match positions FTS5 has already found, where
-        highlight() rebuilt each column's whole text (a long body: 2.3x the time)."""
+        highlight() rebuilds each column's whole text."""
         table = "hc" if spaceless else "h"
         names = _SCRATCH_TABLES[table]
         marks = ", ".join(f"bm25({table}, {', '.join('1' if j == i else '0' for j in range(len(names)))})"

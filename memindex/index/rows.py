@@ -16,7 +16,7 @@ from .db import _create
 from .reads import file_key
 from .vectors import delete as delete_vectors, has as has_vector, indexed_text
 
-TYPE_CHECKING = False  # typing costs the hook 3 ms to import; annotations only
+TYPE_CHECKING = False  # annotations only: the hook never imports typing
 if TYPE_CHECKING:
     from ..store.files import Memory
 

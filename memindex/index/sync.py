@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from ..defaults import QUEUE_LOCK_S
 from .. import index
 from . import docsync, health
 from ..store import rootfs
@@ -63,7 +64,6 @@ def waiting_turn(root: Path) -> Iterator[bool]:
         yield mine
 
 
-QUEUE_LOCK_S = 2.0  # a holder keeps the queue's lock for one read or one append
 
 
 @contextmanager
@@ -415,7 +415,7 @@ def _sync_locked(
 def _insertion_order(paths: list[str], run: int = 256) -> list[str]:
     """Paths in runs of `run` neighbours, the runs shuffled: rowids end up an unbiased
     sample of the store (query planning estimates frequencies from them), while each run
-    still fills the path index in order (a full shuffle costs a third more at 100k)."""
+    still fills the path index in order (a full shuffle costs more on a large store)."""
     order = sorted(paths)
     if len(order) <= 2 * run:
         return order

@@ -1,5 +1,5 @@
 """Ask the root's running watcher whether the index holds every memory file as it is: O(1)
-where `fresh.is_current` makes one stat per memory file (20-29 ms at 10k in CPython).
+where `fresh.is_current` makes one stat per memory file.
 
 `memindex watch` on a native-inotify file system listens on a Unix socket in this user's
 private runtime folder (`runtime.runtime_dir`, never in the repository):
@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import time
 
+from ..defaults import WATCH_REPLY_MAX
 from ..defaults import (
     WATCH_ASK_BUDGET_MAX_S,
     WATCH_ASK_BUDGET_S,
@@ -41,7 +42,6 @@ from .db import meta_values
 from .fresh import documents_current, folder_mtimes, is_current
 
 GENERATION_KEYS = ("build_id", "last_sync_ns", "last_write_ns")
-REPLY_MAX = 4096
 
 
 def socket_path(root: str | os.PathLike[str]) -> str:
@@ -73,8 +73,8 @@ def _line(sock, buf: bytearray, deadline: float) -> dict | None:
         if left <= 0:
             return None
         sock.settimeout(left)
-        chunk = sock.recv(REPLY_MAX)
-        if not chunk or len(buf) + len(chunk) > REPLY_MAX:
+        chunk = sock.recv(WATCH_REPLY_MAX)
+        if not chunk or len(buf) + len(chunk) > WATCH_REPLY_MAX:
             return None
         buf += chunk
     end = buf.index(b"\n")

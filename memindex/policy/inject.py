@@ -39,7 +39,7 @@ from ..text.render import shown
 from ..retrieval.query import Filters, Params, QueryPlan, coverage, latest, plan_query, search, where_clause
 from .prompt import category_asked, enrich, files_named, intents_of, wants_injection, without_intent
 
-TYPE_CHECKING = False  # annotations only (typing and datetime cost the hook milliseconds)
+TYPE_CHECKING = False  # annotations only: the hook never imports typing or datetime
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime

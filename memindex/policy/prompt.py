@@ -12,7 +12,7 @@ of memory.
 The patterns are data (memindex/data/intents.json). Each intent has a few lowercase
 words, one of which every match of its patterns holds: a prompt with none of them is
 never matched against the patterns, so most prompts never load the regular-expression
-engine (7 ms of the hook's start).
+engine (a large share of the hook's start).
 
 - `resume` ("where did we leave off?"): the latest session summary is wanted, not the
   memories that share the request's words ("off", "last", "doing");
@@ -80,8 +80,8 @@ def files_named(prompt: str, limit: int = 20) -> list[str]:
     with an extension of a letter and up to 7 more, alone or after folders; a dotted word
     counts only with one dot (`e.g.` and version numbers do not).
 
-    A scan, not a regular expression: most prompts then never load `re` (7 ms of the
-    hook). tests/test_prompt.py checks it against the pattern
+    A scan, not a regular expression: most prompts then never load `re`.
+    tests/test_lean.py checks it against the pattern
     `(?<![\\w/.-])((?:[\\w.-]+/)*[\\w.-]*[A-Za-z0-9_-]\\.[A-Za-z][A-Za-z0-9]{0,7})(?![\\w/])`."""
     found: list[str] = []
     i, n = 0, len(prompt)

@@ -13,19 +13,19 @@ import sys
 import time
 from collections.abc import Sequence
 
-TYPE_CHECKING = False  # typing (and contextlib) cost `search` 2 ms to import; annotations only
+TYPE_CHECKING = False  # annotations only: `search` never imports typing (or contextlib)
 if TYPE_CHECKING:
     from typing import Any
 
     from ..index.reader import Watch
 
-from ..config import Config
+from ..config import RULE_THRESHOLDS, Config
 from ..defaults import CAPTURE_TAG
 from ..retrieval.hits import Hit
 from ..text.render import shown
 from ..text.words import sanitize_tag, sanitize_title
 
-RULE_SETTINGS = ("relative_cutoff", "min_coverage", "min_relative_coverage")  # the rules' thresholds
+RULE_SETTINGS = tuple(k.removeprefix("retrieval.") for k in RULE_THRESHOLDS if k.startswith("retrieval."))  # explain shows them
 
 
 def warn(message: str) -> None:

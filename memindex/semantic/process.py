@@ -8,10 +8,9 @@ import os
 import threading
 import time
 
-from ..defaults import SERVE_SPAWN_MARKER
+from ..defaults import PARENTS_MAX, SERVE_SPAWN_MARKER
 from . import client
 
-PARENTS_MAX = 64
 
 
 def rss_mb() -> float:
@@ -29,8 +28,8 @@ def rss_mb() -> float:
 
 
 def limit_threads() -> None:
-    """One BLAS thread: a query is one short text, and two threads make it twice as slow
-    (thread start-up) on a small machine. Takes effect before NumPy is first imported."""
+    """One BLAS thread: a query is one short text, and a second thread's start-up costs more
+    than it saves. Takes effect before NumPy is first imported."""
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"):
         os.environ.setdefault(var, "1")
 

@@ -21,7 +21,7 @@ import sqlite3
 import time
 
 from .. import index
-from ..defaults import EMBED_PROGRESS_MIN
+from ..defaults import EMBED_PROGRESS_MIN, EMBED_TEXT_CHARS
 from ..errors import ModelError, ModelNotFound
 from ..index import vectors
 from ..text.progress import progress_bar
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
     from ..config import Config
 
-TEXT_CHARS = 2_000  # characters embedded per memory: the model reads 256 tokens (~1,000 characters) at most
 
 _EMBEDDERS: dict[str, object] = {}  # model setting -> loaded embedder, once per process
 
@@ -59,7 +58,7 @@ def embed_text(title: str, tags_json: str, body: str, questions: str = "") -> st
     except (ValueError, TypeError):
         tags = ""
     head = f"{title}\n{tags}\n{questions}" if questions else f"{title}\n{tags}"
-    return f"{head}\n{body}"[:TEXT_CHARS]
+    return f"{head}\n{body}"[:EMBED_TEXT_CHARS]
 
 
 def to_blob(vec: "np.ndarray") -> bytes:

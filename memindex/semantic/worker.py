@@ -10,7 +10,7 @@ Lifecycle:
 * the model is loaded and the vectors read before the socket exists: a client never waits
   on a worker that is still loading, it finds no socket and answers lexically;
 * it exits after `idle_exit_s` without a query, when every process it serves (`--parent`,
-  and those adopted since) is gone (looked at every PARENT_POLL_S; a recycled pid is told
+  and those adopted since) is gone (looked at every WORKER_PARENT_POLL_S; a recycled pid is told
   apart by its start time on Linux), on SIGTERM/SIGINT/SIGHUP, and when its socket or
   marker is removed or replaced; it removes both on the way out;
 * bounded: requests of at most 64 KiB, a fixed pool of threads behind a short queue (a
@@ -29,19 +29,16 @@ import time
 from collections import OrderedDict
 from typing import Any, Callable
 
-from ..defaults import SERVE_MARKER
+from ..defaults import (
+    FAIL_BACKOFF_S, SERVE_MARKER, WORKER_BACKLOG, WORKER_CACHE, WORKER_CONN_DEADLINE_S, WORKER_K_MAX,
+    WORKER_PARENT_POLL_S, WORKER_POOL, WORKER_REQUEST_MAX, WORKER_ROWIDS_MAX, WORKER_TEXT_MAX, WORKER_TICK_S,
+)
 from ..runtime import listen_private
 from . import client
 from .matrix import VectorSource
 from .model import load as load_model
 from .process import Parents, back_off, limit_threads, rss_mb, semantic_setting
 
-POOL = 2  # threads answering connections
-BACKLOG = 8  # connections waiting for a thread; more are closed at once
-CONN_DEADLINE_S = 5.0  # a connection gets this long in all
-TICK_S = 0.5  # the main loop wakes this often (stop flag, idle, periodic checks)
-PARENT_POLL_S = 2.0  # how often the parents, the socket and the marker are looked at
-CACHE = 32  # query vectors kept (a prompt seen by the hook and then by `explain`)
 
 Log = Callable[..., None]
 
@@ -73,7 +70,7 @@ class Worker:
         self.path: str | None = None
         self.sock: Any = None
         self.ident: tuple[int, int] | None = None
-        self._queue: queue.Queue = queue.Queue(BACKLOG)
+        self._queue: queue.Queue = queue.Queue(WORKER_BACKLOG)
         self._embed_lock = threading.Lock()
         self._cache: OrderedDict[str, Any] = OrderedDict()
         self._busy = 0
@@ -91,16 +88,16 @@ class Worker:
         if moved:  # another user took the shared folder's name first: the worker runs anyway
             print(f"memindex serve: {moved}", file=sys.stderr, flush=True)
         path = client.socket_path(self.root)
-        sock, ident = listen_private(path, BACKLOG)  # holding the marker, any socket here is a dead worker's
-        sock.settimeout(TICK_S)
+        sock, ident = listen_private(path, WORKER_BACKLOG)  # holding the marker, any socket here is a dead worker's
+        sock.settimeout(WORKER_TICK_S)
         self.sock, self.path, self.ident = sock, path, ident
         return path
 
     def serve(self, marker: Any = None) -> str:
         """Answer until a reason to stop; returns that reason."""
-        for _ in range(POOL):
+        for _ in range(WORKER_POOL):
             threading.Thread(target=self._work, daemon=True).start()
-        next_check = time.monotonic() + PARENT_POLL_S
+        next_check = time.monotonic() + WORKER_PARENT_POLL_S
         while self.stop.reason is None:
             try:
                 conn, _ = self.sock.accept()
@@ -108,7 +105,7 @@ class Worker:
                 conn = None
             except OSError as exc:
                 self.log("accept", f"accept failed: {exc}", level="warning")
-                time.sleep(TICK_S)
+                time.sleep(WORKER_TICK_S)
                 conn = None
             if conn is not None:
                 try:
@@ -119,7 +116,7 @@ class Worker:
             if self._busy == 0 and self._queue.empty() and now - self.last_used > self.idle_exit_s:
                 self.request_stop(f"idle for {self.idle_exit_s:g} s")
             if now >= next_check:
-                next_check = now + PARENT_POLL_S
+                next_check = now + WORKER_PARENT_POLL_S
                 self._periodic(marker)
             self.source.current()  # a reload happens here, rarely in a query
         return self.stop.reason or "stopped"
@@ -173,7 +170,7 @@ class Worker:
                     pass
 
     def _answer(self, conn: Any) -> None:
-        deadline = time.monotonic() + CONN_DEADLINE_S
+        deadline = time.monotonic() + WORKER_CONN_DEADLINE_S
         reader = _Lines(conn, deadline)
         request = reader.next_json()
         if request is None:
@@ -199,7 +196,7 @@ class Worker:
             return _reply(conn, {"ok": False, "error": f"no usable vectors: {snapshot.note}"})
         vec = self.embed(text)
         mask = snapshot.active if request.get("active") is True else None
-        top = [[r, round(c, 6)] for r, c in snapshot.top(vec, max(0, min(k, client.K_MAX)), mask)]
+        top = [[r, round(c, 6)] for r, c in snapshot.top(vec, max(0, min(k, WORKER_K_MAX)), mask)]
         rowids = request.get("rowids", [])
         if request.get("defer") is True:  # the rowids follow, once the client has its candidates
             follow = reader.next_json()
@@ -208,18 +205,18 @@ class Worker:
             rowids = follow.get("rowids", [])
         if not isinstance(rowids, list) or not all(isinstance(r, int) and not isinstance(r, bool) for r in rowids):
             return _reply(conn, {"ok": False, "error": "rowids must be a list of integers"})
-        cos = {str(r): round(c, 6) for r, c in snapshot.cosines(vec, rowids[: client.ROWIDS_MAX]).items()}
+        cos = {str(r): round(c, 6) for r, c in snapshot.cosines(vec, rowids[: WORKER_ROWIDS_MAX]).items()}
         return _reply(conn, {"ok": True, "top": top, "cos": cos, "docs": snapshot.docs, "vectors_version": snapshot.version,
                              "skipped": snapshot.skipped})
 
     def embed(self, text: str) -> Any:
-        text = text[: client.TEXT_MAX]
+        text = text[: WORKER_TEXT_MAX]
         with self._embed_lock:
             vec = self._cache.get(text)
             if vec is None:
                 vec = self.embedder.embed([text], batch_size=self.batch_size)[0]
                 self._cache[text] = vec
-                if len(self._cache) > CACHE:
+                if len(self._cache) > WORKER_CACHE:
                     self._cache.popitem(last=False)
             else:
                 self._cache.move_to_end(text)
@@ -241,7 +238,7 @@ class Worker:
 
 
 class _Lines:
-    """Request lines from a connection: at most client.REQUEST_MAX bytes each, within the
+    """Request lines from a connection: at most WORKER_REQUEST_MAX bytes each, within the
     connection's deadline."""
 
     def __init__(self, conn: Any, deadline: float) -> None:
@@ -263,12 +260,12 @@ class _Lines:
                 self.error = "closed"
                 return None
             self.buf += chunk
-            if len(self.buf) > client.REQUEST_MAX and b"\n" not in self.buf[: client.REQUEST_MAX]:
-                self.error = f"request over {client.REQUEST_MAX} bytes"
+            if len(self.buf) > WORKER_REQUEST_MAX and b"\n" not in self.buf[: WORKER_REQUEST_MAX]:
+                self.error = f"request over {WORKER_REQUEST_MAX} bytes"
                 return None
         line, _, self.buf = self.buf.partition(b"\n")
-        if len(line) >= client.REQUEST_MAX:
-            self.error = f"request over {client.REQUEST_MAX} bytes"
+        if len(line) >= WORKER_REQUEST_MAX:
+            self.error = f"request over {WORKER_REQUEST_MAX} bytes"
             return None
         try:
             value = json.loads(line)
@@ -321,7 +318,7 @@ def run(root: str, model: str, idle_exit_s: float, parents: list[int], log: Log,
             embedder.identity  # noqa: B018  (hashes the weights now, not in the first query)
         except (ImportError, MemindexError, OSError) as exc:
             log("refused", f"cannot load the model {model!r}: {exc}", level="error")
-            back_off(root, client.FAIL_BACKOFF_S)
+            back_off(root, FAIL_BACKOFF_S)
             return 1
         if stop.reason:
             log("exit", f"stopping before serving: {stop.reason}")
@@ -333,7 +330,7 @@ def run(root: str, model: str, idle_exit_s: float, parents: list[int], log: Log,
             path = worker.bind()
         except (OSError, MemindexError) as exc:
             log("refused", f"cannot listen: {exc}", level="error")
-            back_off(root, client.FAIL_BACKOFF_S)
+            back_off(root, FAIL_BACKOFF_S)
             return 1
         log("ready", f"serving {root} on {path}: model {embedder.model_id}, {snapshot.docs} vectors"
             f"{' (' + snapshot.note + ')' if snapshot.note else ''}, ready in {time.perf_counter() - start:.2f} s,"

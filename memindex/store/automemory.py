@@ -18,12 +18,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..defaults import AUTO_MEMORY_KEY_MAX, SMALL_FILE_MAX
 from ..errors import UnsafeFile
 from . import rootfs
 
-KEY_MAX = 200
 INDEX = "MEMORY.md"
-_SMALL = 65_536  # a .git file, commondir or gitdir record is one line
 
 
 def _java_hash(text: str) -> int:
@@ -49,14 +48,14 @@ def project_key(path: str) -> str:
     """Claude Code's folder name for a project path under ~/.claude/projects/."""
     # JavaScript replaces each UTF-16 code unit: a character past U+FFFF is two dashes
     key = "".join(c if c.isascii() and c.isalnum() else "--" if ord(c) > 0xFFFF else "-" for c in path)
-    if len(key) <= KEY_MAX:
+    if len(key) <= AUTO_MEMORY_KEY_MAX:
         return key
-    return f"{key[:KEY_MAX]}-{_base36(abs(_java_hash(path)))}"
+    return f"{key[:AUTO_MEMORY_KEY_MAX]}-{_base36(abs(_java_hash(path)))}"
 
 
 def _line(path: Path) -> str:
     try:
-        data = rootfs.read(str(path), _SMALL)
+        data = rootfs.read(str(path), SMALL_FILE_MAX)
     except (UnsafeFile, OSError) as exc:
         raise ValueError(str(exc)) from None
     if data is None:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import os
 
-from ..defaults import CATEGORIES, DOC_MAX_BYTES, DOC_SUFFIXES
+from ..defaults import CATEGORIES, DOC_MAX_BYTES, DOC_SUFFIXES, FOLDER_MAX_ENTRIES
 from .documents import Document, NotIndexed, read_text
 from .paths import FileStat, inside
 
-FOLDER_MAX_ENTRIES = 10_000  # names of an ADR's folder looked at for its references by number
 
 
 def load(project: str, rel: str, kind: str, max_bytes: int = DOC_MAX_BYTES) -> tuple[Document, FileStat]:

@@ -1,13 +1,10 @@
-"""The writer's locks on a memory root, through `filelock` (an OS lock released when the
-process dies: `flock` on POSIX, `msvcrt.locking` on Windows), so the same code holds on
-every system Claude Code runs on; where filelock is not installed (the bare `python3`
-that runs the plugin's hooks and their background syncs), the same OS lock from the
-standard library.
+"""The writer's locks on a memory root: an OS lock, released when its process dies, through
+`filelock` where it is installed and the same lock from the standard library where it is
+not (the bare `python3` that runs the hooks).
 
-`filelock` is imported when a lock is taken, never on a reader's path (the prompt hook
-takes no lock). A lock path that is not this user's regular file (a committed
-`.index.lock/` folder, a link, a FIFO) is replaced once, with one line on stderr: it must
-never stop every sync for good.
+`filelock` is imported only when a lock is taken: readers (the prompt hook) take none. A
+lock path that is not this user's regular file (a committed `.index.lock/` folder, a link,
+a FIFO) is replaced once, with one line on stderr, so that it cannot stop every sync for good.
 """
 
 from __future__ import annotations
@@ -99,7 +96,7 @@ def _lock(path: str, timeout: float):
     """(lock, the exception a busy lock raises): filelock's, else the standard library's."""
     _replace_bad(path)
     try:
-        import filelock  # only when a lock is taken: 20 ms of imports
+        import filelock  # only when a lock is taken: its imports are heavy
     except ImportError:
         return _StdlibLock(path, timeout), _Busy
     return filelock.FileLock(path, timeout=timeout, mode=0o644), filelock.Timeout

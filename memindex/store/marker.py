@@ -16,10 +16,9 @@ import os
 import time
 
 from . import rootfs
-from ..defaults import WATCH_MARKER
+from ..defaults import MAX_PID_BYTES, WATCH_MARKER
 from ..errors import UnsafeFile, WatcherRunning
 
-MAX_PID_BYTES = 64
 
 try:  # POSIX
     import fcntl

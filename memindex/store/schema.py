@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..defaults import MESSAGE_MAX
 from ..defaults import (
     CATEGORIES,
     CATEGORY_FOLDER,
@@ -196,7 +197,6 @@ def _where(error: Any) -> str:
     return path or "(top level)"
 
 
-MESSAGE_MAX = 300  # a 700 KB title must not become a 700 KB error line
 
 
 def _message(error: Any) -> str:

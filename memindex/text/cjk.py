@@ -55,7 +55,7 @@ CJK_RANGES = (
 )
 CJK_CHARS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES)
 _BOUNDS = [b for lo, hi in CJK_RANGES for b in (lo, hi + 1)]
-_RUN = None  # compiled on first CJK text: `re` and the class cost the hook ~8 ms to load
+_RUN = None  # compiled on first CJK text: the hook never loads `re` otherwise
 _TOKEN = r"[^\W_]+"  # unicode61's tokens, near enough: letters and digits (compiled on use)
 
 

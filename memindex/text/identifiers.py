@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import re
 
+from ..defaults import MAX_FORMS
+
 # a word of letters and digits whose case changes inside it (two humps at least)
 _CAMEL = re.compile(r"\b[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]+|[A-Z]+(?![a-z]))+[A-Za-z0-9]*\b")
 _HUMPS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-MAX_FORMS = 2000  # forms added to one text at most (a generated file of identifiers stays bounded)
 
 
 def camel_parts(word: str) -> list[str]:

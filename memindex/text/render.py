@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ..defaults import DATA_DIR, TAGS_MAX
+from ..defaults import BLOCK_LIMIT, DATA_DIR, TAGS_MAX
 from .words import sanitize_tag, sanitize_title
 
 
@@ -113,7 +113,6 @@ def memory_line(category: str, title: str, path: str, tags: list[str], xml: bool
     return line
 
 
-BLOCK_LIMIT = 8000  # characters; Claude Code caps hook output at 10,000
 
 
 NOTE_MAX = 120  # characters of a memory's note in the block

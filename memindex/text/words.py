@@ -1,7 +1,7 @@
 """Text handling shared by every path: title sanitizing, query terms, stop words.
 
-Scans, not regular expressions: the prompt hook then never loads `re` (7 ms of its start
-on a small VM). tests/test_text.py checks each scan against the pattern it replaces.
+Scans, not regular expressions: the prompt hook then never loads `re`. tests/test_lean.py
+checks each scan against the pattern it replaces.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ class Term(tuple):
 
 def has_cjk(text: str) -> bool:
     """Does the text hold CJK characters? ASCII (most prompts and memories) answers without
-    loading `cjk`, whose tables cost the prompt hook 0.1 ms to build."""
+    loading `cjk` and building its tables."""
     if text.isascii():
         return False
     from . import cjk

@@ -33,16 +33,13 @@ import time
 from typing import Any
 
 from ..defaults import WATCH_ASK_BUDGET_MAX_S, WATCH_ASK_BUDGET_S, WATCH_SYNC_WAIT_S
+from ..defaults import WATCH_BACKLOG, WATCH_CONN_DEADLINE_S, WATCH_REQUEST_MAX, WATCH_TICK_S
 from ..errors import UnsafeFile
 from ..index import watched
 from ..lean import dumps, loads
 from ..runtime import listen_private, peer_uid, private_dir
 from ..store import rootfs
 
-REQUEST_MAX = 4096
-CONN_DEADLINE_S = 0.5  # a connection that has not asked within this is closed
-BACKLOG = 16
-TICK_S = 0.25  # after a failed accept (too many open files), wait this long
 
 
 def listen(watcher: Any) -> "Answerer | None":
@@ -89,7 +86,7 @@ class Answerer:
         root's marker) and answer on a thread. Raises OSError or UnsafeFile."""
         private_dir(create=True)
         path = watched.socket_path(self.watcher.root)
-        sock, ident = listen_private(path, BACKLOG)  # accept blocks: no wake-ups while idle (`stop` shuts it down)
+        sock, ident = listen_private(path, WATCH_BACKLOG)  # accept blocks: no wake-ups while idle (`stop` shuts it down)
         self.sock, self.path, self.ident = sock, path, ident
         self._thread = threading.Thread(target=self._serve, name="memindex-watch-answer", daemon=True)
         self._thread.start()
@@ -104,7 +101,7 @@ class Answerer:
             except OSError:
                 pass
         if self._thread is not None:
-            self._thread.join(1.0 + CONN_DEADLINE_S)
+            self._thread.join(1.0 + WATCH_CONN_DEADLINE_S)
         if self.sock is not None:
             try:
                 st = os.lstat(self.path or "")
@@ -129,7 +126,7 @@ class Answerer:
             except OSError:
                 if self._stop.is_set():
                     return
-                time.sleep(TICK_S)  # (EMFILE and the like: not a busy loop)
+                time.sleep(WATCH_TICK_S)  # (EMFILE and the like: not a busy loop)
                 continue
             try:
                 self._handle(conn)
@@ -142,14 +139,14 @@ class Answerer:
         uid = peer_uid(conn)
         if uid is not None and uid != os.geteuid():
             return  # only this user's readers
-        deadline = time.monotonic() + CONN_DEADLINE_S
+        deadline = time.monotonic() + WATCH_CONN_DEADLINE_S
         buf = b""
         while b"\n" not in buf:
             left = deadline - time.monotonic()
-            if left <= 0 or len(buf) > REQUEST_MAX:
+            if left <= 0 or len(buf) > WATCH_REQUEST_MAX:
                 return
             conn.settimeout(left)
-            chunk = conn.recv(REQUEST_MAX)
+            chunk = conn.recv(WATCH_REQUEST_MAX)
             if not chunk:
                 return
             buf += chunk

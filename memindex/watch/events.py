@@ -5,8 +5,8 @@
   (`.index.db*`, `.index.lock`, `index.md`, `.watch.pid`, `.memindex.log`, `.sync.spawned`)
   and everything outside the category folders are ignored. The deletion of the index (or
   of index.md) triggers a rebuild; a change of memory-config.json reloads the settings.
-* Accepted events are coalesced: a sync starts once no event came for `debounce` (400 ms by
-  default, config `watch.debounce_ms`), or at the latest `max(2 s, 10 x debounce)` after the
+* Accepted events are coalesced: a sync starts once no event came for `debounce`
+  (`watch.debounce_ms`), or at the latest `max(2 s, 10 x debounce)` after the
   first event of a burst, so a `git checkout` of hundreds of files is one or a few syncs
   (the timing is the watcher's, `memindex.watch.watcher`).
 

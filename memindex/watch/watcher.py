@@ -5,11 +5,9 @@ One long-running process per memory root (the pid marker `<root>/.watch.pid`, se
 folders that are deleted and created again are seen, and turns the file events that
 `memindex.watch.events` accepts and batches into incremental syncs:
 
-* A batch of in-place edits of known files is a targeted sync (`sync(only=...)`: no walk);
-  anything that adds, removes or renames files (atomic writes included) is a full
-  incremental sync, which also records the folders' mtimes that readers use as their O(1)
-  freshness check. Every sync is `memindex.index.sync.sync`: the same lock as `memindex sync`,
-  one SQLite transaction.
+* A batch of in-place edits of known files is a targeted sync (`sync(only=...)`, no walk);
+  anything that adds, removes or renames files is a full incremental sync, which also
+  records the folders' mtimes readers check. Every sync is `memindex.index.sync.sync`.
 * A failing sync (lock held by another writer, unusable index, unexpected error) is logged
   and retried with a growing delay; invalid memory files are logged and skipped by sync.
 * `request_stop()` (the command calls it on SIGINT/SIGTERM/SIGHUP) sets a flag: the sync in
@@ -32,17 +30,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..config import Config, load_config
-from ..defaults import (
-    CHECK_S,
-    INDEX_MD,
-    MAX_DELAY_FACTOR,
-    MAX_DELAY_MIN_S,
-    POLL_DEBOUNCE_S,
-    RETRY_MAX_S,
-    SYNC_LOCK_TIMEOUT_MAX_S,
-    TARGETED_MAX,
-    WAIT_SLICE_S,
-)
+from ..defaults import CHECK_S, INDEX_MD, MAX_DELAY_FACTOR, MAX_DELAY_MIN_S, POLL_DEBOUNCE_S, RETRY_MAX_S
+from ..defaults import SYNC_LOCK_TIMEOUT_MAX_S, TARGETED_MAX, WAIT_SLICE_S
 from ..errors import WatcherRunning
 from .answer import listen
 from ..index.fresh import documents_moved

@@ -1,7 +1,7 @@
 """Batches of saves or updates (an import writes hundreds), each under one lock and one
-index update: one transaction a memory cost 40-54 ms, mostly fsyncs and the index
-commit. Every memory gets exactly the checks of `save_memory` / `update_memory` (the
-same functions of `ops`); one refused memory fails alone."""
+index update: a transaction a memory pays an fsync and an index commit each. Every memory
+gets exactly the checks of `save_memory` / `update_memory` (the same functions of `ops`);
+one refused memory fails alone."""
 
 from __future__ import annotations
 
@@ -24,10 +24,10 @@ def save_memories(
     now: datetime | None = None,
     lock_timeout: float | None = None, redact: bool = False,
 ) -> list[dict[str, Any] | MemindexError]:
-    """`save_memory` for each (category, data[, folder]) of `batch`, with the same checks, under one
-    lock and one index update (an import writes hundreds: one transaction each cost 40 ms,
-    mostly fsyncs). One answer per item, in order: the answer, or the error (a WriteError,
-    or whatever else the checks raise) that refused that memory (the others are still written)."""
+    """`save_memory` for each (category, data[, folder]) of `batch`, with the same checks,
+    under one lock and one index update. One answer per item, in order: the answer, or the
+    error (a WriteError, or whatever else the checks raise) that refused that memory (the
+    others are still written)."""
     root = Path(root)
     answers: list[dict[str, Any] | MemindexError] = []
     with write_transaction(root, cfg, lock_timeout) as txn:

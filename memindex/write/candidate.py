@@ -17,34 +17,10 @@ when, in addition, exact containment (same measure, no prefix matching) >= NOOP_
 every meaningful word of the new text is already in the memory, so it adds nothing. The
 thresholds (and CANDIDATE_POOL, the hits looked at) are in memindex/defaults.py.
 
-Calibration: 58 hand-written new-information texts against the 154-memory evaluation set
-(scripts/eval/memory_set, 111 active): 30 updates of a named memory, 21 new topics (several
-deliberately sharing words with existing memories: "rotate the Postmark API token" vs the
-CrashLoopBackOff runbook that mentions POSTMARK_SERVER_TOKEN, "Swiss QR-bill invoices" vs the
-invoice constraints), 7 restatements of what a memory already says. The top BM25 hit in the
-category was the intended memory in 37/37 update and restatement cases, so only the
-thresholds had to be calibrated. match of the top hit:
-
-    updates (30)          0.77 .. 1.83   (lowest: 0.77, 0.80, 0.92)
-    new topics (21)       0.12 .. 0.97   (highest: 0.97, then 0.67, 0.54)
-    restatements (7)      1.51 .. 1.75
-    exact containment:    updates 0.32 .. 0.88, restatements 1.00 (all 7)
-
-UPDATE_THRESHOLD = 0.70 sits in the gap 0.67 .. 0.77: 30/30 updates and 20/21 new topics are
-right (the miss is the Postmark/CrashLoop pair, match 0.97, which a person could also call an
-update). NOOP_THRESHOLD = 0.95 separates restatements (1.00) from updates (<= 0.88): 7/7, no
-false NOOP. 57/58 overall. Twelve texts written after the thresholds were fixed (6 updates,
-6 new topics) came out 12/12: updates 0.92 .. 1.75 (exact containment up to 0.91, the
-closest call to NOOP), new topics 0.15 .. 0.44. `test_candidate_calibration_on_eval_set`
-re-runs all 70. On the 20-memory store of tests/test_write.py (flatter IDF) the same
-thresholds give the intended answer on all 19 cases there: updates 1.00 .. 1.52,
-restatements exact containment 1.00, new topics 0.00 .. 0.60 (those sharing words with a
-memory of the category: 0.25 .. 0.60). In a store of one memory the measures reduce to plain
-shares of words (every IDF is equal), so the thresholds keep their meaning there too.
-Known limit of a lexical measure: a short text that reuses a memory's title words for
-another object ("Added retries to the PDF export job" vs the session "Added retries to the
-bank sync job": 1.21) is proposed as an UPDATE; the assistant sees the candidate's title
-and content and can still choose CREATE.
+The thresholds were set on hand-written texts against a judged store; the figures and the
+test that re-runs them: docs/evaluation.md, "Candidate selection". A lexical measure has a
+known limit: a short text that reuses a memory's title words for another object is proposed
+as an UPDATE; the assistant sees the candidate's title and content and can still choose CREATE.
 """
 
 from __future__ import annotations
@@ -73,7 +49,7 @@ _CONTENT_COLUMNS = ("title", "tags", "body")
 def _absent_weight(plan: Any) -> float:
     """The weight of a term no memory has: that of the rarest possible term (df = 1).
     Lucene's IDF at df = 0 would let one unknown word outweigh five known ones in a store
-    of one memory (1.39 vs 0.29) and turn every early update into a CREATE."""
+    of one memory and turn every early update into a CREATE."""
     n = max(plan.n_docs, 1)
     return math.log(1 + (n - 1 + 0.5) / (1 + 0.5))
 

@@ -10,7 +10,6 @@ indexes and `gc` removes after an hour.
 
 from __future__ import annotations
 
-import math
 import os
 import sqlite3
 import time
@@ -22,7 +21,7 @@ from typing import Any
 
 from .. import index
 from ..config import Config
-from ..defaults import CATEGORY_FOLDER, DEFAULT_GRACE_DAYS, FOLDERS, TEMP_MAX_AGE_S
+from ..defaults import CATEGORY_FOLDER, FOLDERS, TEMP_MAX_AGE_S
 from ..errors import (
     HashConflict,
     IndexUnavailable,
@@ -346,14 +345,13 @@ def set_status(
 
 
 def grace_period_days(cfg: Config) -> tuple[int, str | None]:
-    """`delete.grace_period_days`; config.py already validates it, this guards a Config
-    built by hand (a string, a negative or fractional number falls back to 30)."""
-    value = cfg.values.get("delete.grace_period_days", DEFAULT_GRACE_DAYS)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return DEFAULT_GRACE_DAYS, f"delete.grace_period_days: expected a number, got {value!r}; using {DEFAULT_GRACE_DAYS}"
-    if value < 0 or int(value) != value:
-        return DEFAULT_GRACE_DAYS, f"delete.grace_period_days: {value!r} is not a whole number of days >= 0; using {DEFAULT_GRACE_DAYS}"
-    return int(value), None
+    """`delete.grace_period_days`, checked again by the settings table: a Config built by
+    hand may hold anything (a string, a negative or fractional number falls back to 30)."""
+    from ..settings import BY_NAME
+
+    setting = BY_NAME["delete.grace_period_days"]
+    value, warning = setting.check(cfg.values.get(setting.name, setting.default))
+    return int(value), (f"{setting.name}: {warning}; using {setting.default}" if warning else None)  # type: ignore[call-overload]
 
 
 def _expired(root: Path, cfg: Config, now: datetime, cutoff: datetime) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:

@@ -195,7 +195,8 @@ def fuzz_config(ctx: Context, store: FuzzStore, seconds: float) -> None:
     from hypothesis import given
     from hypothesis import strategies as st
 
-    from memindex.config import SPEC, Leaf
+    from memindex.config import SPEC
+    from memindex.settings import Setting
     from memindex.policy.inject import auto_inject
     from memindex.retrieval.query import Filters, Params, search
 
@@ -215,7 +216,7 @@ def fuzz_config(ctx: Context, store: FuzzStore, seconds: float) -> None:
     def tree(spec: dict[str, Any]) -> Any:
         entries = {}
         for key, node in spec.items():
-            entries[key] = anyv if isinstance(node, Leaf) else st.one_of(tree(node), anyv)
+            entries[key] = anyv if isinstance(node, Setting) else st.one_of(tree(node), anyv)
         return st.fixed_dictionaries({}, optional=entries)
 
     config = st.one_of(tree(SPEC), anyv)
