@@ -155,3 +155,22 @@ def test_the_index_keeps_the_findings_and_session_start_says_so(store: Path) -> 
     # a memory changed since the check: its stored item is not used
     review.update(store, Config(), "decisions/old-queue.json", {"content": {"status": "accepted"}, "change_summary": "back"})
     assert "decisions/old-queue.json" not in kinds(review.queue(store, Config(), fresh=False))
+
+
+def test_the_background_refresh_reads_the_index_as_it_is(memory_root: Path) -> None:
+    """SessionStart starts `review --refresh --no-sync` beside its own sync: the review does
+    not walk the files a second time (a memory written meanwhile is left to that sync), while
+    a user's plain `review --refresh` syncs first."""
+    write_mem(memory_root, "decision", "alpha-store", "Alpha store keeps orders", ["orders"])
+    sync(memory_root)
+    write_mem(memory_root, "constraint", "numbat-quota", "Numbat quota is 40 calls a minute", ["numbat"])
+    done = run_cli("--root", str(memory_root), "review", "--refresh", "--no-sync", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["memories"] == 1
+    from conftest import search_paths
+
+    assert search_paths(memory_root, "numbat") == []
+    done = run_cli("--root", str(memory_root), "review", "--refresh", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["memories"] == 2
+    assert search_paths(memory_root, "numbat") == ["constraints/numbat-quota.json"]

@@ -19,6 +19,8 @@ def register(add: AddParser) -> None:
     p.add_argument("--all", action="store_true", help="include acknowledged items (marked kept)")
     p.add_argument("--refresh", action="store_true",
                    help="run the checks and store the findings for the hooks; print only a summary (the hooks' background job)")
+    p.add_argument("--no-sync", action="store_true",
+                   help="with --refresh: check the index as it is (SessionStart's job: its own sync runs beside it)")
     act = p.add_mutually_exclusive_group()
     act.add_argument("--keep", metavar="PATH", help="acknowledge PATH's items until the memory or its evidence changes")
     act.add_argument("--merge", metavar="PATH", help="merge the duplicate PATH into --into (tags, questions, related files), then retire it")
@@ -40,7 +42,7 @@ def cmd_review(args: argparse.Namespace, root: str, cfg: Config) -> int:
         answer = review.merge(root, cfg, clean_arg(args.merge) or "", clean_arg(args.into) or "")
         return _answer(args, answer, f"merged {answer['path']} into {answer['into']} (retired, replaced by it)")
     if args.refresh:
-        report = review.refresh(root, cfg)
+        report = review.refresh(root, cfg, allow_sync=not args.no_sync)
         report.pop("_items", None)
         return _answer(args, report, f"review: {report['items']} items in {report['memories']} memories "
                                      f"({report['ms_total']:.0f} ms)")

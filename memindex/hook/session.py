@@ -63,8 +63,9 @@ def _review_due(conn, cfg) -> bool:
 
 
 def _start_review(root, cfg) -> None:
-    """One background `memindex review --refresh` (the checks that need git; never on a
-    prompt's path), at most once per review.interval_s per root."""
+    """One background `memindex review --refresh --no-sync` (the checks that need git; never
+    on a prompt's path), at most once per review.interval_s per root; the sync started
+    beside it walks the files, this one does not walk them again."""
     import os
 
     from ..errors import UnsafeFile
@@ -77,7 +78,7 @@ def _start_review(root, cfg) -> None:
         if rootfs.single_flight(guard, float(cfg["review.interval_s"])):
             from ..background import start_detached
 
-            start_detached(root, "review", "--refresh", "--quiet")
+            start_detached(root, "review", "--refresh", "--no-sync", "--quiet")
     except (OSError, UnsafeFile) as exc:
         note(f"no background review: {exc}")
 

@@ -91,15 +91,18 @@ def detect(ctx: Context) -> list[Item]:
     return items
 
 
-def refresh(root: str, cfg: Config, *, now: datetime | None = None) -> dict[str, Any]:
+def refresh(root: str, cfg: Config, *, now: datetime | None = None, allow_sync: bool = True) -> dict[str, Any]:
     """Run the detectors and store their findings in the index (the hooks read them);
-    returns the report: counts by kind, timings, what git said."""
+    returns the report: counts by kind, timings, what git said. `allow_sync=False`: the
+    index as it is (SessionStart starts its own sync beside this one: a second full walk
+    would only repeat it; findings are keyed to each file's mtime, so a memory that sync
+    changes is checked again next time)."""
     from ..index.reader import open_fresh_reader
     from ..index.sync import writer_lock
 
     started = time.perf_counter()
     now = now or datetime.now(timezone.utc)
-    conn = open_fresh_reader(root, cfg)
+    conn = open_fresh_reader(root, cfg, allow_sync=allow_sync)
     try:
         entries = load_entries(root, cfg, conn)
     finally:

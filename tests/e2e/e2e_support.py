@@ -142,10 +142,20 @@ def found_within(project: Path, query: str, path: str, seconds: float) -> float 
 
 
 def quiet_since(root: Path, since_ns: int) -> bool:
-    """Has a full sync finished after `since_ns` (the index's `last_sync_ns`), with no
-    `memindex ... sync` of this root running now? (Linux: /proc.)"""
+    """Has SessionStart's background sync been started after `since_ns` (the spawn marker,
+    `.sync.spawned`, touched when the hook starts it: Claude Code may send the first request
+    before the SessionStart hook has run), and has a full sync finished after that (the
+    index's `last_sync_ns`), with no `memindex ... sync` of this root running now, nor the
+    background `review --refresh` SessionStart may start (it syncs before it reads)?
+    (Linux: /proc.)"""
     import sqlite3
 
+    try:
+        spawned_ns = (root / ".sync.spawned").stat().st_mtime_ns
+    except OSError:
+        return False
+    if spawned_ns <= since_ns:
+        return False
     try:
         conn = sqlite3.connect(f"file:{root / '.index.db'}?mode=ro", uri=True)
         try:
@@ -154,7 +164,7 @@ def quiet_since(root: Path, since_ns: int) -> bool:
             conn.close()
     except sqlite3.Error:
         return False
-    if row is None or int(json.loads(row[0]) if isinstance(row[0], str) else row[0]) <= since_ns:
+    if row is None or int(json.loads(row[0]) if isinstance(row[0], str) else row[0]) <= spawned_ns:
         return False
     needle = str(root).encode()
     for proc in Path("/proc").iterdir():
@@ -162,7 +172,7 @@ def quiet_since(root: Path, since_ns: int) -> bool:
             args = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"sync" in args and any(a.startswith(needle) for a in args):
+        if (b"sync" in args or b"review" in args) and any(a.startswith(needle) for a in args):
             return False
     return True
 

@@ -346,13 +346,14 @@ TOOL_ANCHORS = {"MEMINDEX_CONFIG_JSON": json.dumps({"retrieval": {"tool_anchors"
 
 
 def test_reading_an_anchored_file_brings_its_memory_to_the_model(claude, demo_project):
-    """The prompt alone is too vague for the prompt hook; when the model opens the rate
+    """The prompt alone is too vague for the prompt hook (a prompt naming FedEx tracking
+    gets the constraint at prompt time: it holds FedEx's tracking quota); when the model opens the rate
     limiter, the PreToolUse hook adds the carrier rate-limit constraint anchored to it, and
     the model receives it with the file's contents."""
     source = demo_project / "internal" / "carrier" / "ratelimit.go"
     source.parent.mkdir(parents=True)
     source.write_text("package carrier\n\n// Limiter is a token bucket shared through Redis.\ntype Limiter struct{}\n")
-    run = claude(demo_project, "speed up the tracking poller for FedEx shipments",
+    run = claude(demo_project, "speed up the tracking requests poller",
                  script=[[tool_use("Read", {"file_path": str(source)})], say("Careful with the rate limits.")], env=TOOL_ANCHORS)
     assert [h["stdout"] for h in run.hook("UserPromptSubmit")] == [""]  # nothing at prompt time
     [pre] = run.hook("PreToolUse")

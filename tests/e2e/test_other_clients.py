@@ -135,7 +135,8 @@ def test_codex_model_calls_the_mcp_search_tool(tmp_path: Path, source: Path, pro
     first, second = api.bodies("/responses")
     # Codex 0.169 offers an MCP server's tools as one namespace, mcp__<server>
     [ours] = [t for t in first.get("tools", []) if t.get("name") == "mcp__memindex"]
-    assert {t["name"] for t in ours["tools"]} == {"search", "get", "recent_sessions", "explain", "save", "update", "retire"}
+    assert {t["name"] for t in ours["tools"]} == {"search", "get", "recent_sessions", "explain", "save", "update", "retire",
+                                                      "review", "keep", "merge"}
     [output] = [item for item in second["input"] if item.get("type") == "function_call_output"]
     text = json.dumps(output)
     assert "[RUNBOOK]" in text and RUNBOOK in text, text
