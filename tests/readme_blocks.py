@@ -8,6 +8,9 @@
 - A ```text block that follows a bash block with only blank lines between them is that
   block's expected stdout; `<!-- readme-test: model-sees -->` before a ```text block marks
   what the model receives (checked by the e2e suite).
+- docs/claude-code.md holds the plugin section in full (its blocks are the README's, checked by
+  tests/test_readme.py), the permission rules, the hooks for a project's own settings.json and
+  the Stop hook's reason; the tests that pin them read that page.
 - Placeholders: `/path/to/memindex` (a clone of this repository), `/path/to/your/project`.
 
 Standard library only (.ci/run calls it before any install).
@@ -21,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 README = Path(__file__).resolve().parent.parent / "README.md"
+DOCS = README.parent / "docs"
+CLAUDE_CODE = DOCS / "claude-code.md"  # the plugin section in full: permission rules, settings.json, save prompts
 PLUGIN_SECTION = "Using it with Claude Code"
 CLONE = "/path/to/memindex"
 PROJECT = "/path/to/your/project"

@@ -44,9 +44,9 @@ def hook_argv(event: str) -> list[str]:
 
 
 def readme_argv(event: str) -> list[str]:
-    """The README's hook command for a project's own settings.json (no plugin)."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    start = text.index("### Without the plugin")
+    """The documented hook command for a project's own settings.json (no plugin: docs/claude-code.md)."""
+    text = (REPO / "docs" / "claude-code.md").read_text(encoding="utf-8")
+    start = text.index("## Without the plugin")
     block = text[text.index("```json", start) + 7: text.index("```", text.index("```json", start) + 7)]
     hooks = json.loads(block)["hooks"]
     name = {"prompt": "UserPromptSubmit", "session-start": "SessionStart"}[event]

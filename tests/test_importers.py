@@ -677,12 +677,14 @@ def test_save_memories_checks_each_like_save_memory(project):
 
 
 def test_the_readme_shows_the_real_output(capsys, tmp_path, monkeypatch):
-    """README "Index what the project already has": init's and `import adr`'s output, on
-    tests/data's sources, are what the README shows (`...` elides lines)."""
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    """docs/documents.md "Index what the project already has" (the README links it): init's
+    and `import adr`'s output, on tests/data's sources, are what the page shows (`...` elides lines)."""
+    readme = (Path(__file__).resolve().parent.parent / "docs" / "documents.md").read_text(encoding="utf-8")
     section = readme[readme.index("\n## Index what the project already has\n"):]
-    section = section[: section.index("\n## ", 10)]
+    end = section.find("\n## ", 10)
+    section = section if end < 0 else section[:end]
     shown = [block.split("```", 1)[0].strip("\n") for block in section.split("```text\n")[1:]]
+    assert len(shown) >= 2 and all(shown), "init's and import adr's output blocks"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "home"))
     proj = tmp_path / "p"
     proj.mkdir()

@@ -5,8 +5,11 @@
 - The plugin section: every ```bash block not marked `<!-- readme-test: e2e -->` runs here, in
   a temporary folder with a temporary HOME, and must exit 0 and print its ```text output
   block when it has one; the marked ones need the real `claude` CLI and run in
-  tests/e2e/test_readme_e2e.py. The hook commands of its settings.json example run too.
-- The search example of "Command line" prints exactly what the README shows.
+  tests/e2e/test_readme_e2e.py.
+- docs/claude-code.md, the plugin section in full, repeats every block of the README's plugin
+  section verbatim; its permission-rule table lists permissions.json, and the hook commands of
+  its settings.json example (no plugin) run and print the block the README shows.
+- The search example of "Command line" (README and docs/cli.md) prints exactly what they show.
 """
 
 from __future__ import annotations
@@ -21,10 +24,11 @@ from pathlib import Path
 
 import pytest
 
-from readme_blocks import CLONE, PROJECT, README, opening, plugin_section, section_text
+from readme_blocks import CLAUDE_CODE, CLONE, PROJECT, README, blocks, opening, plugin_section, section_text
 
 REPO = README.parent
 TEXT = README.read_text(encoding="utf-8")
+DETAILS = CLAUDE_CODE.read_text(encoding="utf-8")  # the plugin section in full
 RUNBOOK = ".claude/memory/runbooks/flaky-ci-integration-tests-postgres.json"
 FLAKY_PROMPT = "Our CI is flaky: integration tests fail before Postgres is ready. What did we do last time?"
 LABEL = "UserPromptSubmit hook success: "  # Claude Code's label before a hook's plain stdout
@@ -85,8 +89,10 @@ def test_opening_main_job_runs_on_a_fresh_copy_of_the_demo(place):
     assert (place["clone"] / "examples" / "demo-project" / ".claude" / "memory" / ".index.db").exists()
 
 
-def test_search_example_prints_what_the_readme_shows(place):
-    section = section_text(TEXT, "Command line")
+@pytest.mark.parametrize("page", ["README.md", "docs/cli.md"])
+def test_search_example_prints_what_the_readme_shows(place, page):
+    text = (REPO / page).read_text(encoding="utf-8")
+    section = section_text(TEXT, "Command line") if page == "README.md" else text
     found = re.search(r"\(`(memindex [^`]+)`\):\n\n```\n(.*?)```", section, re.S)
     assert found, "the search example and its output block"
     command, shown = found.groups()
@@ -132,10 +138,17 @@ def permission_rules() -> list[str]:
     return json.loads((REPO / "memindex" / "data" / "permissions.json").read_text())["allow"]
 
 
+def test_the_details_page_repeats_the_readme_plugin_blocks_verbatim():
+    """docs/claude-code.md shows the README's commands and outputs as they are (the README's run here)."""
+    shown = {(b.lang, b.text) for b in blocks(DETAILS)}
+    for block in PLUGIN_BLOCKS:
+        assert (block.lang, block.text) in shown, block.text
+    assert "docs/claude-code.md" in section_text(TEXT)
+
+
 def test_permission_rules_table_lists_permissions_json():
-    section = section_text(TEXT)
-    table = section[section.index("### 4. Permission rules"):]
-    table = table[:table.index("\n### ")]
+    table = DETAILS[DETAILS.index("\n## 4. Permission rules"):]
+    table = table[:table.index("\n## ", 5)]
     listed = re.findall(r"`((?:Bash|Skill)\([^`]*\))`", table)
     assert sorted(listed) == sorted(permission_rules())
     assert len(listed) == len(set(listed))
@@ -147,10 +160,11 @@ def model_sees() -> str:
 
 
 def test_settings_example_hooks_run_and_print_the_block_the_readme_shows(place):
-    """The hook commands of "Without the plugin" (python3 -I -m memindex.hook ...), as Claude
-    Code would run them in the demo project as cloned: the first prompt's block is the one
-    the README shows (minus Claude Code's label)."""
-    [settings] = [b for b in PLUGIN_BLOCKS if b.lang == "json" and '"hooks"' in b.text]
+    """The hook commands of docs/claude-code.md's "Without the plugin" (python3 -I -m
+    memindex.hook ...), as Claude Code would run them in the demo project as cloned: the
+    first prompt's block is the one the README shows (minus Claude Code's label)."""
+    [settings] = [b for b in blocks(DETAILS) if b.section.startswith("Without the plugin") and b.lang == "json"]
+    assert '"hooks"' in settings.text
     hooks = json.loads(settings.text)["hooks"]
     command = {event: entries[0]["hooks"][0]["command"] for event, entries in hooks.items()}
     demo = place["clone"] / "examples" / "demo-project"

@@ -625,7 +625,8 @@ def test_hostile_text_in_tool_output_and_quoted_blocks_never_becomes_a_save_prom
 
 
 def test_the_readme_shows_the_reason_the_hook_gives() -> None:
-    readme = (REPO / "README.md").read_text()
+    """docs/claude-code.md (the README's plugin section in full), "Save prompts"."""
+    readme = (REPO / "docs" / "claude-code.md").read_text()
     [shown] = re.findall(r"```text\n(memindex: in this turn .*?)\n```", readme, re.S)
     [f] = findings(["Let's go with Postgres over MySQL for the events store."], ["Postgres it is."])
     assert shown == reason([f])

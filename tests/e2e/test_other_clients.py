@@ -66,7 +66,7 @@ def contexts(texts: list[str]) -> list[str]:
 
 def codex_home(home: Path, api: FakeLLM, source: Path, session_start: bool = False) -> Path:
     """~/.codex: a model provider at the fake API, hooks on, the prompt hook and the MCP
-    server as the README's Codex section sets them up (and the SessionStart hook)."""
+    server as docs/clients.md's Codex section sets them up (and the SessionStart hook)."""
     codex = home / ".codex"
     codex.mkdir(parents=True)
     (codex / "config.toml").write_text(
@@ -147,7 +147,7 @@ def test_codex_model_calls_the_mcp_search_tool(tmp_path: Path, source: Path, pro
 
 def gemini_home(home: Path, source: Path, session_start: bool = False) -> None:
     """~/.gemini/settings.json: API-key auth, the BeforeAgent hook and the MCP server as
-    the README's Gemini CLI section sets them up (and the SessionStart hook)."""
+    docs/clients.md's Gemini CLI section sets them up (and the SessionStart hook)."""
     settings = home / ".gemini" / "settings.json"
     settings.parent.mkdir(parents=True)
     hooks = {"BeforeAgent": [{"hooks": [{"type": "command", "name": "memindex", "command": hook(source, "gemini"),

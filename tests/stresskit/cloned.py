@@ -2,7 +2,7 @@
 
 - shadowing modules: top-level `argparse.py`, `token.py`, `json.py`, `sqlite3.py`,
   `encodings/` and `memindex/` in the project, each leaving a marker when imported, under
-  SessionStart, a prompt that starts a background sync, and the README's non-plugin hook
+  SessionStart, a prompt that starts a background sync, and the documented non-plugin hook
   command: no marker, and the index is built and answers;
 - a foreign index: `.index.db` built elsewhere from a memory since deleted, copied in as a
   commit would bring it: the phantom memory is never injected, before or after the sync
@@ -38,9 +38,10 @@ def _argv(root: Path | str, *args: str) -> list[str]:
 
 
 def _readme_hook(event: str) -> list[str]:
-    """The README's command for a project's own settings.json (`python3 -I -m memindex.hook`)."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    start = text.index("```json", text.index("### Without the plugin")) + 7
+    """The documented command for a project's own settings.json (`python3 -I -m memindex.hook`;
+    docs/claude-code.md, which the README links)."""
+    text = (REPO / "docs" / "claude-code.md").read_text(encoding="utf-8")
+    start = text.index("```json", text.index("## Without the plugin")) + 7
     hooks = json.loads(text[start:text.index("```", start)])["hooks"]
     command = hooks[event][0]["hooks"][0]["command"].split()
     return [PY, *command[1:]]
