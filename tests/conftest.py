@@ -9,6 +9,11 @@ test files (hook, watch, write path) can reuse them:
 - `write_json` / `write_raw`: write anything anywhere below the root.
 - `doc_rows`, `search_paths`, `index_snapshot`: look at what the index holds.
 - `run_cli`: the CLI as a real subprocess (`python -m memindex`).
+- `hook_project` / `inject_project` fixtures: the small synced stores of the hook tests and of
+  the injection-policy tests (tests/hookkit.py builds them, and runs the hook).
+
+Helpers shared by a few test modules live in modules named for their job (tests/hookkit.py,
+tests/writekit.py, tests/freshkit.py, tests/watchkit.py): no test module imports another.
 """
 
 from __future__ import annotations
@@ -69,6 +74,22 @@ def private_runtime(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("MEMINDEX_CONFIG_JSON", raising=False)
     yield Path(base)
     shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture()
+def hook_project(tmp_path: Path) -> Path:
+    """The hook tests' project (hookkit.hook_store): seventeen memories, synced."""
+    from hookkit import hook_store
+
+    return hook_store(tmp_path)
+
+
+@pytest.fixture()
+def inject_project(tmp_path: Path) -> Path:
+    """The injection-policy tests' project (hookkit.inject_store): five memories, synced."""
+    from hookkit import inject_store
+
+    return inject_store(tmp_path)
 
 
 # A timestamp that is valid, old enough for retention tests to reason about, and fixed.

@@ -217,7 +217,7 @@ FORM_IDS = [f"{i}-{k}" for i, (_, _, k) in enumerate(CREDENTIAL_FORMS)]
 @pytest.mark.parametrize("text, secret, kind", CREDENTIAL_FORMS, ids=FORM_IDS)
 def test_save_refuses_each_credential_form_naming_field_and_kind(project_dir: Path, monkeypatch, capsys,
                                                                    text: str, secret: str, kind: str) -> None:
-    from test_write import memory, run
+    from writekit import memory, run
 
     root = project_dir / ".claude" / "memory"
     data = memory("decision", "Staging admin access")
@@ -235,7 +235,7 @@ def test_update_and_the_mcp_save_refuse_them_too(project_dir: Path) -> None:
     from memindex.config import Config
     from memindex.errors import SecretFound
     from memindex.write import save_memory, save_new, update_memory  # save_new: what the MCP save tool calls
-    from test_write import memory
+    from writekit import memory
 
     root = project_dir / ".claude" / "memory"
     made = save_memory(root, Config(), "runbook", memory("runbook", "Reset the staging database"))

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cjk_memories import CJK_MEMORIES, write_memories
 from conftest import run_cli, write_mem
 
 from memindex import index
@@ -26,28 +27,6 @@ from memindex.text.words import query_terms
 REPO = Path(__file__).resolve().parent.parent
 HOOK = REPO / "hooks" / "memindex_hook.py"
 
-CJK_MEMORIES = [
-    # Chinese
-    ("decision", "db-migration-zh", "数据库迁移使用Flyway", ["数据库", "迁移"],
-     {"decision": "所有数据库迁移脚本都用Flyway管理，禁止手工修改表结构。"}),
-    ("runbook", "cache-penetration-zh", "Redis缓存穿透的处理", ["缓存"],
-     {"trigger": "缓存命中率突然下降，数据库压力升高。", "steps": ["检查热点键是否过期", "开启布隆过滤器"]}),
-    ("constraint", "token-lifetime-zh", "认证令牌有效期为十五分钟", ["认证"],
-     {"rule": "访问令牌十五分钟过期，刷新令牌七天过期。"}),
-    # Japanese
-    ("decision", "auth-jwt-ja", "認証はJWTで行う", ["認証"],
-     {"context": "モバイルアプリはセッションクッキーを共有できないため、短命なJWTアクセストークンを使う。"}),
-    ("runbook", "reindex-ja", "PostgreSQLのインデックス再構築手順", ["データベース"],
-     {"trigger": "クエリが遅くなった", "steps": ["メンテナンス時間にREINDEXを実行する"]}),
-    # Korean
-    ("runbook", "rollback-ko", "카나리 배포 롤백 절차", ["배포"],
-     {"trigger": "카나리 배포에서 오류율이 2%를 넘으면", "steps": ["롤백 작업을 실행한다"]}),
-    ("preference", "review-ko", "코드 리뷰는 두 명이 승인해야 한다", ["리뷰"],
-     {"topic": "코드리뷰", "value": "모든 PR은 두 명의 승인이 필요하다"}),
-    # FTS5 syntax inside CJK text
-    ("tech_debt", "syntax-zh", '日志"格式" OR (混乱)* NEAR 告警-规则^', ["日志"],
-     {"description": '告警规则 AND "日志格式" NOT 统一: {title}: 待整理*'}),
-]
 ENGLISH_MEMORIES = [
     ("decision", "jwt-en", "Chose JWT over session cookies", ["auth", "jwt"],
      {"decision": "Mobile clients cannot share the web session cookie, so access tokens are short-lived JWTs."}),
@@ -64,21 +43,16 @@ SESSIONS = [
 ]
 
 
-def _write(root: Path, memories) -> None:
-    for category, mem_id, title, tags, content in memories:
-        write_mem(root, category, mem_id, title, tags, content)
-
-
 @pytest.fixture
 def store(memory_root: Path) -> Path:
-    _write(memory_root, CJK_MEMORIES + ENGLISH_MEMORIES + SESSIONS)
+    write_memories(memory_root, CJK_MEMORIES + ENGLISH_MEMORIES + SESSIONS)
     sync(memory_root, Config())
     return memory_root
 
 
 @pytest.fixture
 def english_store(memory_root: Path) -> Path:
-    _write(memory_root, ENGLISH_MEMORIES + SESSIONS)
+    write_memories(memory_root, ENGLISH_MEMORIES + SESSIONS)
     sync(memory_root, Config())
     return memory_root
 
@@ -350,7 +324,7 @@ def test_coverage_credits_bigrams_and_counts_unknown_words(store: Path) -> None:
 def test_a_bigram_in_most_cjk_memories_still_weighs_its_store_idf(memory_root: Path) -> None:
     """FTS5 alone would floor its IDF at 1e-6 (in 3 of 4 rows of fts_cjk): the ranking
     would be noise. On the store's scale the title match wins and every score counts."""
-    _write(memory_root, ENGLISH_MEMORIES + SESSIONS + [
+    write_memories(memory_root, ENGLISH_MEMORIES + SESSIONS + [
         ("decision", "a", "数据校验", ["数据"], {"decision": "入库前校验"}),
         ("decision", "b", "缓存策略", ["缓存"], {"decision": "热点数据放在缓存里，冷数据不缓存，定期清理过期的键和无用的条目"}),
         ("decision", "c", "日志规范", ["日志"], {"decision": "日志里不能写用户数据"}),

@@ -23,7 +23,7 @@ import pytest
 
 from memindex import index
 from conftest import trust_config
-from test_hook import HOOK, project  # noqa: F401  (the fixture: a small synced store)
+from hookkit import HOOK
 
 PROMPT = "why does the stripe webhook return 400 in staging?"
 EXPECTED = ".claude/memory/runbooks/stripe-webhook-signature.json"
@@ -74,49 +74,49 @@ def run(client: str, payload: object, event: str = "prompt") -> subprocess.Compl
                           input=data, capture_output=True, timeout=20)
 
 
-def test_codex_gets_the_block_as_additional_context(project: Path) -> None:  # noqa: F811
-    done = run("codex", codex_payload(project, PROMPT))
+def test_codex_gets_the_block_as_additional_context(hook_project: Path) -> None:  # noqa: F811
+    done = run("codex", codex_payload(hook_project, PROMPT))
     assert done.returncode == 0
     answer = json.loads(done.stdout)
     jsonschema.validate(answer, CODEX_OUTPUT)
     context = answer["hookSpecificOutput"]["additionalContext"]
     assert context.startswith("<memory-context ") and EXPECTED in context
-    assert run("codex", codex_payload(project, "what is the capital of mongolia today?")).stdout == b""
+    assert run("codex", codex_payload(hook_project, "what is the capital of mongolia today?")).stdout == b""
 
 
-def test_gemini_gets_json_only_whatever_happens(project: Path) -> None:  # noqa: F811
-    done = run("gemini", gemini_payload(project, PROMPT))
+def test_gemini_gets_json_only_whatever_happens(hook_project: Path) -> None:  # noqa: F811
+    done = run("gemini", gemini_payload(hook_project, PROMPT))
     answer = json.loads(done.stdout)
     assert done.returncode == 0 and set(answer) == {"hookSpecificOutput"}
     assert answer["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
     assert EXPECTED in answer["hookSpecificOutput"]["additionalContext"]
     # nothing relevant, broken input, an unknown event: still one JSON document, exit 0
-    for payload, event in ((gemini_payload(project, "what is the capital of mongolia today?"), "prompt"),
-                           (b"{not json", "prompt"), (gemini_payload(project, PROMPT), "pre-tool-use")):
+    for payload, event in ((gemini_payload(hook_project, "what is the capital of mongolia today?"), "prompt"),
+                           (b"{not json", "prompt"), (gemini_payload(hook_project, PROMPT), "pre-tool-use")):
         done = run("gemini", payload, event)
         assert done.returncode == 0 and json.loads(done.stdout) == {}, (payload, done.stdout)
 
 
-def test_gemini_session_start_names_recent_sessions_when_configured(project: Path) -> None:  # noqa: F811
-    root = project / ".claude" / "memory"
+def test_gemini_session_start_names_recent_sessions_when_configured(hook_project: Path) -> None:  # noqa: F811
+    root = hook_project / ".claude" / "memory"
     (root / "memory-config.json").write_text(json.dumps({"retrieval": {"session_start": {"inject_recent": 2}}}))
     trust_config(root)
-    payload = {**gemini_payload(project, ""), "hook_event_name": "SessionStart", "source": "startup"}
+    payload = {**gemini_payload(hook_project, ""), "hook_event_name": "SessionStart", "source": "startup"}
     payload.pop("prompt")
     answer = json.loads(run("gemini", payload, "session-start").stdout)
     assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     assert answer["hookSpecificOutput"]["additionalContext"].count("[SESSION_SUMMARY]") == 2
 
 
-def test_cursor_lets_the_prompt_through_and_refreshes_a_stale_index(project: Path) -> None:  # noqa: F811
+def test_cursor_lets_the_prompt_through_and_refreshes_a_stale_index(hook_project: Path) -> None:  # noqa: F811
     """Cursor's beforeSubmitPrompt cannot add context: the answer is always
     {"continue": true}; the hook's use there is a fresh index for the MCP server."""
-    root = project / ".claude" / "memory"
+    root = hook_project / ".claude" / "memory"
     new = root / "runbooks" / "quokka-deploy.json"
     data = json.loads((root / "runbooks" / "stripe-webhook-signature.json").read_text())
     data.update(id="quokka-deploy", title="Quokka deploy checklist")
     new.write_text(json.dumps(data))
-    done = run("cursor", cursor_payload(project, PROMPT))
+    done = run("cursor", cursor_payload(hook_project, PROMPT))
     assert done.returncode == 0 and json.loads(done.stdout) == {"continue": True}
     deadline = time.time() + 15
     while time.time() < deadline:
@@ -132,26 +132,26 @@ def test_cursor_lets_the_prompt_through_and_refreshes_a_stale_index(project: Pat
     assert json.loads(run("cursor", b"\xff").stdout) == {"continue": True}
 
 
-def test_the_claude_format_is_unchanged_and_other_transcripts_are_not_read(project: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_the_claude_format_is_unchanged_and_other_transcripts_are_not_read(hook_project: Path, tmp_path: Path) -> None:  # noqa: F811
     """Without --client the block is plain text; a client's transcript (another format)
     is never opened: a path that is a FIFO would block a reader."""
     import os
 
     fifo = tmp_path / "rollout.jsonl"
     os.mkfifo(fifo)
-    payload = {**codex_payload(project, "and what about the webhook secret rotation?"), "transcript_path": str(fifo)}
+    payload = {**codex_payload(hook_project, "and what about the webhook secret rotation?"), "transcript_path": str(fifo)}
     started = time.perf_counter()
     done = run("codex", payload)
     assert done.returncode == 0 and time.perf_counter() - started < 5
     plain = subprocess.run([sys.executable, "-I", "-S", str(HOOK), "prompt"], capture_output=True, timeout=20,
-                           input=json.dumps({"prompt": PROMPT, "cwd": str(project), "session_id": "s"}).encode())
+                           input=json.dumps({"prompt": PROMPT, "cwd": str(hook_project), "session_id": "s"}).encode())
     assert plain.stdout.decode().startswith("<memory-context ") and EXPECTED in plain.stdout.decode()
-    assert json.loads(run("codex", codex_payload(project, PROMPT)).stdout)["hookSpecificOutput"]["additionalContext"] \
+    assert json.loads(run("codex", codex_payload(hook_project, PROMPT)).stdout)["hookSpecificOutput"]["additionalContext"] \
         == plain.stdout.decode()
 
 
-def test_unknown_client_prints_nothing(project: Path) -> None:  # noqa: F811
-    done = run("vscode", codex_payload(project, PROMPT))
+def test_unknown_client_prints_nothing(hook_project: Path) -> None:  # noqa: F811
+    done = run("vscode", codex_payload(hook_project, PROMPT))
     assert done.returncode == 0 and done.stdout == b"" and b"vscode" in done.stderr
 
 
@@ -191,12 +191,12 @@ def hostile_store(project: Path) -> None:
 
 
 @pytest.mark.parametrize("client", ["codex", "gemini"])
-def test_session_start_names_files_to_the_user_never_to_the_model(project: Path, client: str) -> None:  # noqa: F811
+def test_session_start_names_files_to_the_user_never_to_the_model(hook_project: Path, client: str) -> None:  # noqa: F811
     """Issue 36, finding 3: `--client codex` and `--client gemini` put the health message
     (which names the repository's file names) into the model's additionalContext. It goes
     to the client's user channel, `systemMessage`, alone."""
-    hostile_store(project)
-    done = run(client, start_payload(client, project), "session-start")
+    hostile_store(hook_project)
+    done = run(client, start_payload(client, hook_project), "session-start")
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
     if client == "codex":
@@ -204,10 +204,10 @@ def test_session_start_names_files_to_the_user_never_to_the_model(project: Path,
     assert HOSTILE_NAME in answer["systemMessage"] and "memindex doctor" in answer["systemMessage"]
     assert "hookSpecificOutput" not in answer  # nothing for the model
     # with the latest sessions asked for, the model gets them, and still not the file name
-    root = project / ".claude" / "memory"
+    root = hook_project / ".claude" / "memory"
     (root / "memory-config.json").write_text(json.dumps({"retrieval": {"session_start": {"inject_recent": 2}}}))
     trust_config(root)
-    answer = json.loads(run(client, start_payload(client, project), "session-start").stdout)
+    answer = json.loads(run(client, start_payload(client, hook_project), "session-start").stdout)
     if client == "codex":
         jsonschema.validate(answer, CODEX_SESSION_START)
     context = answer["hookSpecificOutput"]["additionalContext"]
@@ -216,15 +216,15 @@ def test_session_start_names_files_to_the_user_never_to_the_model(project: Path,
     assert HOSTILE_NAME in answer["systemMessage"]
 
 
-def test_claude_session_start_keeps_its_format(project: Path) -> None:  # noqa: F811
+def test_claude_session_start_keeps_its_format(hook_project: Path) -> None:  # noqa: F811
     """Claude Code: the message as `systemMessage`, the block beside it; a tidy store prints the
     block as plain text (or nothing)."""
-    payload = {"cwd": str(project), "session_id": "s", "hook_event_name": "SessionStart", "source": "startup"}
+    payload = {"cwd": str(hook_project), "session_id": "s", "hook_event_name": "SessionStart", "source": "startup"}
     tidy = subprocess.run([sys.executable, "-I", "-S", str(HOOK), "session-start"], input=json.dumps(payload).encode(),
                           capture_output=True, timeout=20)
     assert tidy.returncode == 0 and tidy.stdout == b""
-    hostile_store(project)
-    root = project / ".claude" / "memory"
+    hostile_store(hook_project)
+    root = hook_project / ".claude" / "memory"
     (root / "memory-config.json").write_text(json.dumps({"retrieval": {"session_start": {"inject_recent": 1}}}))
     trust_config(root)
     done = subprocess.run([sys.executable, "-I", "-S", str(HOOK), "session-start"], input=json.dumps(payload).encode(),

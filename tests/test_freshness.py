@@ -26,18 +26,8 @@ from memindex.store.paths import FileStat
 from memindex.index.sync import sync
 
 from conftest import cli_cmd, cli_env, search_paths, write_mem
-from test_hook import project, prompt_json, put, run_hook  # noqa: F401  (the hook's fixture)
-
-
-def rewrite_in_place(path: Path, old: str, new: str) -> None:
-    """`open(..., "r+")`: the same inode, the folder's mtime untouched."""
-    ino = path.stat().st_ino
-    with open(path, "r+", encoding="utf-8") as fh:
-        text = fh.read().replace(old, new)
-        fh.seek(0)
-        fh.write(text)
-        fh.truncate()
-    assert path.stat().st_ino == ino
+from freshkit import forge_same_stat, rewrite_in_place, settled_store
+from hookkit import prompt_json, put, run_hook
 
 
 def hook_injects(project: Path, prompt: str, shown: str, within_s: float = 20) -> bool:
@@ -80,33 +70,33 @@ def test_search_sees_an_edit_in_place(tmp_path: Path) -> None:
     assert any(c["path"].endswith("decisions/db.json") for c in json.loads(explain.stdout)["considered"])
 
 
-def test_prompt_hook_sees_an_edit_in_place_without_the_watcher(project: Path) -> None:
+def test_prompt_hook_sees_an_edit_in_place_without_the_watcher(hook_project: Path) -> None:
     """Finding 1: the hook injected the old version until an explicit sync. Now a prompt
     that finds the last full sync older than a few seconds starts one in the background."""
-    root = project / ".claude" / "memory"
+    root = hook_project / ".claude" / "memory"
     path = root / "runbooks" / "stripe-webhook-signature.json"
     prompt = "quokkaflux zebrafinch keeps failing again"
     rewrite_in_place(path, "rotate the secret", "quokkaflux zebrafinch")
     age_last_sync(root, 60)
-    assert hook_injects(project, prompt, "stripe-webhook-signature.json"), "the prompt hook never saw the edit made in place"
+    assert hook_injects(hook_project, prompt, "stripe-webhook-signature.json"), "the prompt hook never saw the edit made in place"
 
 
-def test_the_hook_itself_stays_o1(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_hook_itself_stays_o1(hook_project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The periodic sync is started, never run by the hook: no stat of the memory files."""
     from memindex import hook
 
-    root = project / ".claude" / "memory"
+    root = hook_project / ".claude" / "memory"
     age_last_sync(root, 60)
     stats: list[str] = []
     real_scandir = os.scandir
     monkeypatch.setattr(os, "scandir", lambda p=".": stats.append(str(p)) or real_scandir(p))
     started: list[tuple] = []
     monkeypatch.setattr("memindex.background.start_detached", lambda *a: started.append(a) or 0)
-    hook.run("prompt", prompt_json(project, "why do stripe webhooks fail with 400?").encode())
+    hook.run("prompt", prompt_json(hook_project, "why do stripe webhooks fail with 400?").encode())
     assert started and started[0][1] == "sync"
     assert not any("runbooks" in p or "decisions" in p for p in stats)
     # A second prompt within the guard starts nothing more.
-    hook.run("prompt", prompt_json(project, "why do stripe webhooks fail with 400?").encode())
+    hook.run("prompt", prompt_json(hook_project, "why do stripe webhooks fail with 400?").encode())
     assert len(started) == 1
 
 
@@ -168,16 +158,16 @@ def test_racy_file_is_reread_once_the_window_has_passed(tmp_path: Path, monkeypa
 # --- finding 3: the clock set back ---------------------------------------------------------
 
 
-def test_future_spawn_guard_does_not_stop_background_syncs(project: Path) -> None:
+def test_future_spawn_guard_does_not_stop_background_syncs(hook_project: Path) -> None:
     """Finding 3: `.sync.spawned` with an mtime in the future stopped the hooks'
     background syncs silently: a new memory was never injected across prompts."""
-    root = project / ".claude" / "memory"
+    root = hook_project / ".claude" / "memory"
     guard = root / SPAWN_MARKER
     guard.write_bytes(b"")
     future = time.time() + 86400
     os.utime(guard, (future, future))
     put(root, "runbook", "kafka-lag", "Kafka consumer lag runbook", ["kafka"], "consumer lag on the orders topic")
-    assert hook_injects(project, "kafka consumer lag on the orders topic is growing", "kafka-lag.json"), \
+    assert hook_injects(hook_project, "kafka consumer lag on the orders topic is growing", "kafka-lag.json"), \
         "a guard file in the future stopped every background sync"
     assert guard.stat().st_mtime < time.time() + 5
 
@@ -222,16 +212,16 @@ def transcript_showing(tmp_path: Path, shown: str, when: float) -> Path:
     return path
 
 
-def test_memory_updated_by_cp_p_is_shown_again(project: Path, tmp_path: Path) -> None:
+def test_memory_updated_by_cp_p_is_shown_again(hook_project: Path, tmp_path: Path) -> None:
     """Finding 4: a memory updated by `cp -p` (or `rsync -a`, `tar x`: the old mtime kept)
     was re-indexed but never shown again in the session that had seen it."""
-    root = project / ".claude" / "memory"
+    root = hook_project / ".claude" / "memory"
     rel = "runbooks/stripe-webhook-signature.json"
     prompt = "why do stripe webhooks fail with 400?"
     old_mtime = (root / rel).stat().st_mtime
     shown_at = time.time() + 1
     transcript = transcript_showing(tmp_path, ".claude/memory/" + rel, shown_at)
-    first = run_hook(prompt_json(project, prompt, transcript_path=str(transcript)))
+    first = run_hook(prompt_json(hook_project, prompt, transcript_path=str(transcript)))
     assert rel not in first.stdout.decode()  # shown earlier, unchanged: not again
     newer = tmp_path / "newer.json"
     data = json.loads((root / rel).read_text())
@@ -243,14 +233,14 @@ def test_memory_updated_by_cp_p_is_shown_again(project: Path, tmp_path: Path) ->
     subprocess.run(["cp", "-p", str(newer), str(root / rel)], check=True)
     assert (root / rel).stat().st_mtime == old_mtime
     sync(root, Config())
-    again = run_hook(prompt_json(project, prompt, transcript_path=str(transcript)))
+    again = run_hook(prompt_json(hook_project, prompt, transcript_path=str(transcript)))
     assert rel in again.stdout.decode()
 
 
 # --- finding 5: the worker's rows and the hook's ------------------------------------------
 
 
-def test_worker_reply_of_another_vectors_version_is_not_applied(project: Path) -> None:
+def test_worker_reply_of_another_vectors_version_is_not_applied(hook_project: Path) -> None:
     """Finding 5: the hook applied the worker's rowids to its own read of the index without
     checking the reply's vectors version; after a rebuild renumbered the rows, the right
     memory was dropped. A reply of another version now leaves the word matches alone."""
@@ -258,7 +248,7 @@ def test_worker_reply_of_another_vectors_version_is_not_applied(project: Path) -
     from memindex.policy.inject import decide
     from memindex.index import reads
 
-    root = project / ".claude" / "memory"
+    root = hook_project / ".claude" / "memory"
     prompt = "why do stripe webhooks fail with 400?"
     conn = index.open_reader(root)
     try:
@@ -389,9 +379,9 @@ def test_two_versions_never_rebuild_each_other(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def untidy(project: Path) -> Path:
+def untidy(hook_project: Path) -> Path:
     """The project's store with each kind of file the user would not see vanish."""
-    root = project / ".claude" / "memory"
+    root = hook_project / ".claude" / "memory"
     (root / "decisions" / "broken.json").write_text('{"category": "decision", "title": "Broken",')  # a JSON typo
     (root / "decisions" / "notes.md").write_text("# notes dropped into decisions/\n")
     data = json.loads((root / "runbooks" / "stripe-webhook-signature.json").read_text())
@@ -399,7 +389,7 @@ def untidy(project: Path) -> Path:
     jwt = root / "decisions" / "jwt-over-session-cookies.json"
     jwt.rename(root / "decisions" / "jwt-tokens.json")  # renamed by hand: id != file name
     sync(root, Config())
-    return project
+    return hook_project
 
 
 def test_search_and_explain_name_the_files_that_need_attention(untidy: Path) -> None:
@@ -438,11 +428,11 @@ def test_session_start_tells_the_user_once(untidy: Path) -> None:
     assert compact.stdout == b""
 
 
-def test_a_tidy_store_says_nothing(project: Path) -> None:
-    root = project / ".claude" / "memory"
+def test_a_tidy_store_says_nothing(hook_project: Path) -> None:
+    root = hook_project / ".claude" / "memory"
     out = subprocess.run(cli_cmd("--root", str(root), "search", "stripe webhook"), capture_output=True, text=True, env=cli_env(), timeout=60)
     assert out.stderr == ""
-    start = run_hook(json.dumps({"cwd": str(project), "session_id": "s", "source": "startup"}), event="session-start")
+    start = run_hook(json.dumps({"cwd": str(hook_project), "session_id": "s", "source": "startup"}), event="session-start")
     assert start.stdout == b""
 
 
@@ -511,7 +501,7 @@ def test_doctor_finds_what_the_user_cannot_see(untidy: Path, tmp_path: Path) -> 
     assert checks["cli"]["ok"] is False and "differs from the plugin's hooks" in checks["cli"]["detail"]
 
 
-def test_doctor_passes_on_a_healthy_project(project: Path, tmp_path: Path) -> None:
+def test_doctor_passes_on_a_healthy_project(hook_project: Path, tmp_path: Path) -> None:
     from memindex.defaults import INDEX_VERSION
 
     home = tmp_path / "home"
@@ -520,7 +510,7 @@ def test_doctor_passes_on_a_healthy_project(project: Path, tmp_path: Path) -> No
     bindir.mkdir()
     (bindir / "memindex").write_text("#!/bin/sh\nexit 0\n")
     (bindir / "memindex").chmod(0o755)
-    out = doctor(project, home, [bindir])
+    out = doctor(hook_project, home, [bindir])
     assert out.returncode == 0, out.stdout
     checks = {c["name"]: c for c in json.loads(out.stdout)["checks"]}
     assert all(c["ok"] is not False for c in checks.values())
@@ -543,37 +533,6 @@ def test_periodic_check_is_cheap_when_nothing_changed(tmp_path: Path, monkeypatc
 
 
 # --- what the freshness check costs, and that its shortcuts stay sound (issue 26) ----------
-
-
-def settled_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    """A store whose last full sync recorded every file's stat (nothing left to re-read
-    under the racy rule): the state a user meets every day. The files are made 50 ms
-    before the sync, which runs with a 10 ms racy window instead of 2 s, so that the edits
-    below land in a later timestamp tick than the files' creation, as the real window
-    guarantees for anything a sync records."""
-    root = tmp_path / "p" / ".claude" / "memory"
-    path = write_mem(root, "decision", "db", "Chose postgres", ["db"], {"context": "alpha relational data"})
-    write_mem(root, "runbook", "deploy", "Deploy the api", ["ops"], {"steps": ["push the tag"]})
-    time.sleep(0.05)
-    with monkeypatch.context() as patch:
-        patch.setattr(sync_mod, "RACY_WINDOW_NS", 10**7)
-        sync(root, Config())
-    conn = index.open_reader(root)
-    try:
-        assert index.is_current(conn, root)  # the state the shortcuts below answer from
-    finally:
-        conn.close()
-    return root, path
-
-
-def forge_same_stat(path: Path, old: str, new: str) -> None:
-    """An in-place, same-size edit whose mtime is put back (`touch -r`, `cp -p`, a tool that
-    keeps timestamps): only the file's ctime moves. The hardest edit a stat diff can see."""
-    st = path.stat()
-    rewrite_in_place(path, old, new)
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    after = path.stat()
-    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 def last_sync(root: Path) -> int:

@@ -616,7 +616,7 @@ def test_titles_are_escaped_in_search_and_in_the_hook(capsys, project):
     """A page's title is untrusted text: HTML in it is no text (markdown-it's html_inline,
     dropped), a code span's `<script>` is shown as text, bidi controls go, and in the hook's
     block look-alikes of `<` and `>` are escaped (they could close the block once folded)."""
-    from test_hook import prompt_json, run_hook
+    from hookkit import prompt_json, run_hook
 
     book = project / "runbooks"
     book.mkdir()

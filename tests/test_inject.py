@@ -17,33 +17,11 @@ from memindex.policy.inject import Outcome, decide
 from memindex.policy.prompt import category_asked, intents_of, without_intent
 from memindex.index.sync import sync
 from memindex.policy.transcript import read_session
-from test_hook import prompt_json, put, run_hook
+from hookkit import prompt_json, put, run_hook
 
 pytestmark = pytest.mark.usefixtures("rules_policy")  # these test the hand-set rules themselves
 
 STRIPE = "stripe webhooks keep failing with a 400 signature error in staging"
-
-
-@pytest.fixture()
-def project(tmp_path: Path) -> Path:
-    proj = tmp_path / "proj"
-    root = proj / ".claude" / "memory"
-    put(root, "runbook", "stripe-webhook-signature", "Stripe webhook signature failures", ["stripe", "webhooks"],
-        "Webhook returns 400 because STRIPE_WEBHOOK_SECRET differs between staging and production.")
-    put(root, "decision", "jwt-over-session-cookies", "Chose JWT over session cookies", ["auth", "jwt"],
-        "Mobile clients cannot share the web session cookie, so access tokens are short-lived JWTs.")
-    put(root, "constraint", "rds-max-connections", "RDS max_connections is 400", ["postgres", "rds"],
-        "The db.r6g.large instance allows 400 connections; pgbouncer pools them in transaction mode.")
-    put(root, "session_summary", "2026-10-01-billing", "Session: billing export cleanup", ["billing"],
-        "Cleaned up the billing CSV export and its tests.")
-    put(root, "session_summary", "2026-11-03-booking", "Session: booking widget keyboard navigation", ["booking"],
-        "Made the booking widget usable with the keyboard; next: screen reader labels.")
-    newest = root / "sessions" / "2026-11-03-booking.json"
-    data = json.loads(newest.read_text())
-    data["updated_at"] = "2026-11-20T00:00:00Z"
-    newest.write_text(json.dumps(data))
-    sync(root, Config())
-    return proj
 
 
 def transcript(path: Path, records: list[dict]) -> Path:
@@ -64,26 +42,26 @@ def iso(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(epoch))
 
 
-def test_a_memory_injected_earlier_in_the_session_is_not_injected_again(project: Path, tmp_path: Path) -> None:
-    first = run_hook(prompt_json(project, STRIPE)).stdout.decode()
+def test_a_memory_injected_earlier_in_the_session_is_not_injected_again(inject_project: Path, tmp_path: Path) -> None:
+    first = run_hook(prompt_json(inject_project, STRIPE)).stdout.decode()
     assert "stripe-webhook-signature.json" in first
     t = transcript(tmp_path / "t.jsonl", [
         {"type": "user", "message": {"role": "user", "content": STRIPE}, "timestamp": iso(time.time())},
         hook_block_record(first, iso(time.time() + 1)),
     ])
-    again = run_hook(prompt_json(project, STRIPE + " again", transcript_path=str(t)))
+    again = run_hook(prompt_json(inject_project, STRIPE + " again", transcript_path=str(t)))
     assert again.returncode == 0 and again.stdout == b""
     # Another session (no transcript) gets it as before.
-    assert "stripe-webhook-signature.json" in run_hook(prompt_json(project, STRIPE)).stdout.decode()
+    assert "stripe-webhook-signature.json" in run_hook(prompt_json(inject_project, STRIPE)).stdout.decode()
 
 
-def test_a_memory_that_changed_since_it_was_injected_is_injected_again(project: Path, tmp_path: Path) -> None:
-    first = run_hook(prompt_json(project, STRIPE)).stdout.decode()
+def test_a_memory_that_changed_since_it_was_injected_is_injected_again(inject_project: Path, tmp_path: Path) -> None:
+    first = run_hook(prompt_json(inject_project, STRIPE)).stdout.decode()
     t = transcript(tmp_path / "t.jsonl", [hook_block_record(first, iso(time.time() - 60))])
-    path = project / ".claude" / "memory" / "runbooks" / "stripe-webhook-signature.json"
+    path = inject_project / ".claude" / "memory" / "runbooks" / "stripe-webhook-signature.json"
     os.utime(path)  # edited a minute after the block was shown
-    sync(project / ".claude" / "memory", Config())
-    out = run_hook(prompt_json(project, STRIPE, transcript_path=str(t))).stdout.decode()
+    sync(inject_project / ".claude" / "memory", Config())
+    out = run_hook(prompt_json(inject_project, STRIPE, transcript_path=str(t))).stdout.decode()
     assert "stripe-webhook-signature.json" in out
 
 
@@ -106,17 +84,17 @@ def test_read_session_finds_blocks_and_touched_files(tmp_path: Path) -> None:
     "where did we leave off?", "what was I working on yesterday", "ok, pick it back up", "catch me up on the last session",
     "where were we?", "ok where was I",
 ])
-def test_resume_prompts_get_the_latest_session_summary(project: Path, prompt: str) -> None:
+def test_resume_prompts_get_the_latest_session_summary(inject_project: Path, prompt: str) -> None:
     assert intents_of(prompt) == ["resume"]
-    out = run_hook(prompt_json(project, prompt)).stdout.decode()
+    out = run_hook(prompt_json(inject_project, prompt)).stdout.decode()
     assert "sessions/2026-11-03-booking.json" in out and "billing" not in out
 
 
 @pytest.mark.parametrize("prompt", [
     "where did we leave the billing CSV export?", "pick the billing CSV export back up",
 ])
-def test_a_resume_prompt_on_a_topic_gets_that_topic_s_session(project: Path, prompt: str) -> None:
-    root = project / ".claude" / "memory"
+def test_a_resume_prompt_on_a_topic_gets_that_topic_s_session(inject_project: Path, prompt: str) -> None:
+    root = inject_project / ".claude" / "memory"
     with index.open_reader(root) as conn:
         outcome = decide(conn, prompt, Config())
     assert outcome.intent == "resume"
@@ -141,9 +119,9 @@ def _dated(root: Path, category: str, mem_id: str, title: str, tags: list[str], 
 @pytest.mark.parametrize("prompt", [
     "where did we leave off?", "ok, pick up where we stopped yesterday", "what was I doing last time",
 ])
-def test_the_words_of_a_resume_request_are_no_topic(project: Path, prompt: str) -> None:
+def test_the_words_of_a_resume_request_are_no_topic(inject_project: Path, prompt: str) -> None:
     # an older session whose text happens to hold the request's own words
-    root = project / ".claude" / "memory"
+    root = inject_project / ".claude" / "memory"
     _dated(root, "session_summary", "2026-09-01-kill-switch", "Session: kill switch left off in staging", ["flags"],
            "We stopped yesterday with the kill switch left off; last time the doing of it took an hour.",
            "2026-09-01T00:00:00Z")
@@ -154,8 +132,8 @@ def test_the_words_of_a_resume_request_are_no_topic(project: Path, prompt: str) 
     assert [h.path for h in outcome.hits] == ["sessions/2026-11-03-booking.json"]  # the latest
 
 
-def test_a_resume_prompt_on_a_topic_gets_the_latest_session_on_it(project: Path) -> None:
-    root = project / ".claude" / "memory"
+def test_a_resume_prompt_on_a_topic_gets_the_latest_session_on_it(inject_project: Path) -> None:
+    root = inject_project / ".claude" / "memory"
     _dated(root, "session_summary", "2026-10-15-billing-tax", "Session: billing CSV export tax columns", ["billing"],
            "Added the tax columns to the billing CSV export; next: rounding.", "2026-11-10T00:00:00Z")
     sync(root, Config())
@@ -193,9 +171,9 @@ def _kinds_on_one_topic(root: Path) -> None:
     ("what did we decide about the payout batch?", "decision", {"decisions/payout-batch-nightly.json"}),
 ])
 def test_a_request_for_a_kind_of_memory_gets_that_kind_on_its_topic(
-    project: Path, prompt: str, kind: str, expected: set[str]
+    inject_project: Path, prompt: str, kind: str, expected: set[str]
 ) -> None:
-    root = project / ".claude" / "memory"
+    root = inject_project / ".claude" / "memory"
     _kinds_on_one_topic(root)
     with index.open_reader(root) as conn:
         outcome = decide(conn, prompt, Config())
@@ -205,8 +183,8 @@ def test_a_request_for_a_kind_of_memory_gets_that_kind_on_its_topic(
     assert {h.path for h in plain.hits} != expected  # the words alone pick other kinds too
 
 
-def test_a_request_for_a_kind_with_none_on_its_topic_injects_nothing(project: Path) -> None:
-    root = project / ".claude" / "memory"
+def test_a_request_for_a_kind_with_none_on_its_topic_injects_nothing(inject_project: Path) -> None:
+    root = inject_project / ".claude" / "memory"
     _kinds_on_one_topic(root)
     put(root, "decision", "payout-currency-eur", "Payout currency is EUR", ["payouts", "currency"],
         "Host payouts are converted to EUR before the payout batch runs.")
@@ -225,13 +203,13 @@ def test_a_kind_named_in_passing_is_no_request_for_it(prompt: str) -> None:
     assert category_asked(intents_of(prompt)) is None
 
 
-def test_a_prompt_naming_several_kinds_asks_for_none(project: Path) -> None:
+def test_a_prompt_naming_several_kinds_asks_for_none(inject_project: Path) -> None:
     # "limits, conventions, known problems": a list of kinds, no request for one of them
     assert intents_of("what should I know about our workers: limits, conventions, known problems?") == []
     prompt = "any runbooks or conventions for the payout batch?"
     assert set(intents_of(prompt)) == {"runbook", "preference"}
     assert category_asked(intents_of(prompt)) is None
-    root = project / ".claude" / "memory"
+    root = inject_project / ".claude" / "memory"
     _kinds_on_one_topic(root)
     with index.open_reader(root) as conn:
         outcome = decide(conn, prompt, Config())
@@ -263,10 +241,10 @@ def test_a_question_about_the_world_is_told_by_its_form(prompt: str, general: bo
     assert ("general" in intents_of(prompt)) is general
 
 
-def test_a_question_about_the_world_needs_a_memory_holding_all_its_words(project: Path) -> None:
+def test_a_question_about_the_world_needs_a_memory_holding_all_its_words(inject_project: Path) -> None:
     """The RDS constraint shares "pgbouncer", "transaction" and "connections" with a
     textbook question: enough for a prompt about the project, not for one about the world."""
-    root = project / ".claude" / "memory"
+    root = inject_project / ".claude" / "memory"
     rds = "constraints/rds-max-connections.json"
     with index.open_reader(root) as conn:
         words = decide(conn, "pgbouncer transaction pooling vs session pooling, connections", Config())
@@ -328,10 +306,10 @@ def test_a_memory_anchored_to_a_touched_file_is_a_candidate_wherever_it_ranks(tm
     assert [h.path for h in touched.hits] == ["tech-debt/invoice-rounding.json"]
 
 
-def test_a_pick_that_covers_much_less_than_the_best_one_is_dropped(project: Path) -> None:
+def test_a_pick_that_covers_much_less_than_the_best_one_is_dropped(inject_project: Path) -> None:
     """The runbook explains the prompt (0.96 of its IDF mass); the RDS constraint matches
     "400" and "rds" (0.46): enough for min_coverage, not next to the best pick."""
-    root = project / ".claude" / "memory"
+    root = inject_project / ".claude" / "memory"
     prompt = "stripe webhook signature fails with 400 on staging, also rds connections"
     every_candidate = {"relative_cutoff": 0.0}  # isolate the coverage rules from the score rule
     with index.open_reader(root) as conn:
@@ -358,7 +336,7 @@ def test_small_stores_keep_their_common_terms(tmp_path: Path) -> None:
     assert len(starved.used) == 1  # the old rule: every term "common", one kept as a last resort
 
 
-def test_explain_names_the_rule_for_each_memory(project: Path) -> None:
+def test_explain_names_the_rule_for_each_memory(inject_project: Path) -> None:
     from memindex.cli import main
 
     import contextlib
@@ -366,7 +344,7 @@ def test_explain_names_the_rule_for_each_memory(project: Path) -> None:
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        code = main(["--root", str(project), "explain", "--json", STRIPE])
+        code = main(["--root", str(inject_project), "explain", "--json", STRIPE])
     assert code == 0
     report = json.loads(out.getvalue())
     assert report["injected"] == [".claude/memory/runbooks/stripe-webhook-signature.json"]
@@ -376,13 +354,13 @@ def test_explain_names_the_rule_for_each_memory(project: Path) -> None:
     assert kept and kept[0]["coverage"] >= 0.4
 
 
-def test_explain_says_which_kind_the_prompt_asks_for_and_when_none_fits(project: Path) -> None:
+def test_explain_says_which_kind_the_prompt_asks_for_and_when_none_fits(inject_project: Path) -> None:
     from memindex.cli import main
 
     import contextlib
     import io
 
-    _kinds_on_one_topic(project / ".claude" / "memory")
+    _kinds_on_one_topic(inject_project / ".claude" / "memory")
     for prompt, expected in [
         ("any constraints on the payout batch?", ["intent:   constraint (the prompt asks for this kind: only constraints/ is considered)", "INJECT"]),
         ("any tech debt in the payout batch?", ["intent:   tech_debt", "nothing considered: no memory in tech-debt/ shares"]),
@@ -391,7 +369,7 @@ def test_explain_says_which_kind_the_prompt_asks_for_and_when_none_fits(project:
     ]:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            assert main(["--root", str(project), "explain", prompt]) == 0
+            assert main(["--root", str(inject_project), "explain", prompt]) == 0
         for line in expected:
             assert line in out.getvalue(), (prompt, out.getvalue())
 

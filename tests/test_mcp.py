@@ -10,14 +10,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import pytest
 
 pytest.importorskip("mcp")
-import anyio  # noqa: E402  (the SDK's own dependency)
-from mcp import ClientSession, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
+from mcp import ClientSession  # noqa: E402
+from mcpkit import call, run_session  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "examples" / "demo-project"
@@ -30,34 +29,6 @@ def project(tmp_path: Path) -> Path:
     proj = tmp_path / "proj"
     shutil.copytree(DEMO, proj, ignore=shutil.ignore_patterns(".index.db*", ".index.lock", "*.log*"))
     return proj
-
-
-def run_session(args: list[str], body: Callable[[ClientSession], Awaitable[Any]], cwd: Path | None = None,
-                env: dict[str, str] | None = None) -> Any:
-    """`python <args>` as the SDK's stdio client starts a server, one session; `args` are
-    `memindex`'s unless they start with `-I` (a script run isolated)."""
-    params = StdioServerParameters(
-        command=sys.executable, args=args if args[0] == "-I" else ["-m", "memindex", *args],
-        cwd=str(cwd) if cwd else None,
-        env={"PYTHONPATH": str(REPO), "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"], **(env or {})},
-    )
-    result: list[Any] = []
-
-    async def main() -> None:
-        with open(os.devnull, "w") as quiet:
-            async with stdio_client(params, errlog=quiet) as streams:
-                async with ClientSession(*streams) as session:
-                    await session.initialize()
-                    result.append(await body(session))
-
-    anyio.run(main)
-    return result[0]
-
-
-async def call(session: ClientSession, name: str, **arguments: Any) -> tuple[bool, str]:
-    """(is_error, text) of one tool call."""
-    answer = await session.call_tool(name, arguments)
-    return answer.is_error, "".join(getattr(c, "text", "") for c in answer.content)
 
 
 def test_read_tools_answer_and_errors_leave_the_server_alive(project: Path) -> None:

@@ -143,7 +143,7 @@ def test_without_inotify_each_call_checks_the_files(project: Path, monkeypatch: 
 def test_the_server_process_answers_each_change_next(project: Path) -> None:
     """The same through `memindex mcp` over stdio (the SDK's stdio client): create, an edit
     in place that keeps the size and the mtime, delete; each is in the next answer."""
-    from test_mcp import call, run_session
+    from mcpkit import call, run_session
 
     root = project / ".claude" / "memory"
     note = root / "constraints" / "quokka-quota.json"

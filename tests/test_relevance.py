@@ -20,17 +20,16 @@ from memindex.config import Config, parse_config
 from memindex.defaults import CALIBRATED_MIN_DOCS
 from memindex.policy.inject import candidate_pool, decide
 from memindex.index.sync import sync
-from test_hook import put
-from test_inject import project  # noqa: F401 (the fixture)
+from hookkit import put
 
 REPO = Path(__file__).resolve().parent.parent
 CALIBRATED = {"retrieval": {"match_strategy": "calibrated"}}
 
 
 @pytest.fixture()
-def root(project: Path) -> Path:
+def root(inject_project: Path) -> Path:
     """test_inject's store, with more session summaries (a store of a few kinds)."""
-    root = project / ".claude" / "memory"
+    root = inject_project / ".claude" / "memory"
     for i, topic in enumerate(["search ranking", "image resizing", "email digests"]):
         put(root, "session_summary", f"2026-10-0{i + 5}-s", f"Session: {topic} cleanup", [topic.split()[0]],
             f"Cleaned up the {topic} code and its tests.")
@@ -49,11 +48,11 @@ def test_every_feature_the_shipped_models_weigh_is_computed(root: Path) -> None:
     assert set(lexical["weights"]) <= set(explain.DESCRIBE)  # explain can word every one
 
 
-def test_each_column_s_coverage_and_the_questions_a_memory_lists(project: Path) -> None:
+def test_each_column_s_coverage_and_the_questions_a_memory_lists(inject_project: Path) -> None:
     """The per-column features: words found only in a memory's `questions` count there (and
     in its whole coverage), and a memory saved without questions says so rather than
     looking like one whose questions miss the prompt."""
-    root = project / ".claude" / "memory"
+    root = inject_project / ".claude" / "memory"
     asked = put(root, "runbook", "cache-warmup", "Warm the cache after deploys", ["cache"], "Run the warmup job.")
     data = json.loads(asked.read_text())
     data["questions"] = ["why are latencies spiking right after a rollout?"]
@@ -70,10 +69,10 @@ def test_each_column_s_coverage_and_the_questions_a_memory_lists(project: Path) 
     assert warm["coverage"] >= warm["questions_coverage"]
 
 
-def test_an_identifier_the_prompt_names_counts_only_where_it_is_whole(project: Path) -> None:
+def test_an_identifier_the_prompt_names_counts_only_where_it_is_whole(inject_project: Path) -> None:
     """`identifier`: the share of the prompt's identifiers (`audit_tenant_id`, matched as a
     phrase) a memory holds; its parts scattered in a memory's text are not the identifier."""
-    root = project / ".claude" / "memory"
+    root = inject_project / ".claude" / "memory"
     put(root, "tech_debt", "audit-tenant", "Audit rows without tenant", ["audit"],
         "Some audit_log rows have audit_tenant_id NULL since the backfill skipped them.")
     put(root, "decision", "tenant-ids", "Tenant ids are UUIDs", ["tenancy"],
@@ -234,10 +233,10 @@ def test_words_of_text_without_spaces_are_not_counted_unknown_at_their_seams(tmp
     """A CJK run is indexed as overlapping character pairs; the pairs that straddle two
     words (`の仕`) are in no memory by construction, and counting them as unknown words
     (a strong sign of a prompt about something else) dropped a clear Japanese match."""
-    from test_cjk import CJK_MEMORIES, _write
+    from cjk_memories import CJK_MEMORIES, write_memories
 
     root = tmp_path / "p" / ".claude" / "memory"
-    _write(root, CJK_MEMORIES)
+    write_memories(root, CJK_MEMORIES)
     sync(root, Config())
     prompt = "認証トークンの仕組みを教えてください"
     with index.open_reader(root) as conn:

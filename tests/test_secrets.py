@@ -21,8 +21,8 @@ from memindex.index.sync import sync
 from memindex.write import save_memory, update_memory
 from memindex.store.secrets import find, redact_text, scrub
 from stresskit.hostile_trust import SECRETS as SAMPLES, secret
-from test_hook import prompt_json, run_hook
-from test_write import memory, run
+from hookkit import prompt_json, run_hook
+from writekit import memory, run
 
 REPO = Path(__file__).resolve().parent.parent
 NOBODY = 65534

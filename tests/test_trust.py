@@ -19,7 +19,7 @@ from memindex import trust
 from memindex.config import DEFAULTS, ENV_CONFIG, LOOSER, SPEC, load_config, looser, user_config_path
 from memindex.settings import Setting
 from memindex.defaults import CONFIG_FILE
-from test_hook import project, prompt_json, put, run_hook  # noqa: F401  (project is a fixture)
+from hookkit import prompt_json, put, run_hook
 
 REPO = Path(__file__).resolve().parent.parent
 BEACON = {"semantic": {"enabled": True, "model": "attacker-org/beacon-model"}}
@@ -161,15 +161,15 @@ def test_trust_is_per_root_and_per_content_and_revocable(memory_root: Path) -> N
     json.loads(cli(memory_root, "trust", "--status", "--json").stdout)["ignored"]
 
 
-def test_thresholds_at_zero_change_nothing_the_hook_injects_until_trusted(project: Path) -> None:
-    root = project / ".claude" / "memory"
+def test_thresholds_at_zero_change_nothing_the_hook_injects_until_trusted(hook_project: Path) -> None:
+    root = hook_project / ".claude" / "memory"
     for i in range(8):  # weak matches the defaults keep out
         put(root, "runbook", f"weak-{i}", f"Webhook retry note {i}", ["misc"], "webhook retries")
     from memindex.config import Config
     from memindex.index.sync import sync
 
     sync(root, Config())
-    prompt = prompt_json(project, "stripe webhooks keep failing with a 400 signature error in staging")
+    prompt = prompt_json(hook_project, "stripe webhooks keep failing with a 400 signature error in staging")
     before = run_hook(prompt)
     assert "stripe-webhook-signature.json" in before.stdout.decode()
     (root / CONFIG_FILE).write_text(json.dumps(LOOSE))
@@ -182,14 +182,14 @@ def test_thresholds_at_zero_change_nothing_the_hook_injects_until_trusted(projec
     assert trusted.stdout.decode().count("\n- [") > before.stdout.decode().count("\n- [")  # the control: it does act
 
 
-def test_the_refusal_leads_the_hook_s_stderr_whatever_else_the_config_says(project: Path) -> None:
+def test_the_refusal_leads_the_hook_s_stderr_whatever_else_the_config_says(hook_project: Path) -> None:
     """Under the default policy every rule threshold of a loose config is also inapplicable
     (a warning of its own); the hook's stderr line is bounded, so those pushed the refusal
     past its end (found by `scripts/stress.py`): it comes first now."""
-    root = project / ".claude" / "memory"
+    root = hook_project / ".claude" / "memory"
     loose = {"retrieval": {k: v for k, v in LOOSE["retrieval"].items() if k != "match_strategy"}, "semantic": LOOSE["semantic"]}
     (root / CONFIG_FILE).write_text(json.dumps(loose))
-    out = run_hook(prompt_json(project, "stripe webhooks keep failing with a 400 signature error in staging"))
+    out = run_hook(prompt_json(hook_project, "stripe webhooks keep failing with a 400 signature error in staging"))
     err = out.stderr.decode()
     assert out.returncode == 0 and "memindex trust" in err, err
     assert err.index("memindex trust") < err.index("fts5_bm25 only")

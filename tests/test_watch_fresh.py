@@ -25,8 +25,8 @@ from memindex.index.sync import sync
 from memindex.policy.recall import search_hits
 
 from conftest import cli_cmd, cli_env
-from test_freshness import forge_same_stat, rewrite_in_place, settled_store
-from test_watch import Running
+from freshkit import forge_same_stat, rewrite_in_place, settled_store
+from watchkit import Running
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
 

@@ -1,13 +1,12 @@
 """The write path: save, update, lifecycle, gc, candidate (memindex/write.py).
 
-Local fixtures only (tests/conftest.py is maintained separately).
+Its inputs and the in-process runner are tests/writekit.py (tests/test_secrets.py uses them too).
 """
 
 from __future__ import annotations
 
 import errno
 import hashlib
-import io
 import json
 import os
 import re
@@ -24,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from conftest import trust_config
+from writekit import CONTENT, memory, run
 
 from memindex import cli, index
 from memindex.cli.main import EXIT_CODES, EXIT_CONFLICT
@@ -48,14 +48,6 @@ from memindex.write import (
 REPO = Path(__file__).resolve().parent.parent
 ISO_Z = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
-CONTENT = {
-    "session_summary": {"goal": "Ship the CSV ledger export", "outcome": "partial", "completed": ["streaming writer"]},
-    "decision": {"status": "accepted", "context": "The mobile app cannot share cookies", "decision": "Use JWT access tokens"},
-    "runbook": {"trigger": "Bank sync fails with consent expired", "steps": ["Ask the customer to reconnect the bank"]},
-    "constraint": {"kind": "policy", "rule": "Customer data stays in the EU", "severity": "high"},
-    "tech_debt": {"status": "open", "priority": "medium", "description": "Reports sum amounts as floats"},
-    "preference": {"topic": "formatting", "value": "ruff format for all Python code"},
-}
 FOLDER = {
     "session_summary": "sessions", "decision": "decisions", "runbook": "runbooks",
     "constraint": "constraints", "tech_debt": "tech-debt", "preference": "preferences",
@@ -88,23 +80,6 @@ def root(project: Path) -> Path:
 @pytest.fixture
 def cfg() -> Config:
     return Config()
-
-
-def memory(category: str, title: str = "A memory title", **extra: object) -> dict:
-    data = {"title": title, "tags": ["test"], "content": json.loads(json.dumps(CONTENT[category]))}
-    data.update(extra)
-    return data
-
-
-def run(monkeypatch, capsys, root: Path, *argv: str, stdin: bytes | str | None = None) -> tuple[int, str, str]:
-    """memindex in-process: (exit code, stdout, stderr)."""
-    if stdin is not None:
-        data = stdin.encode() if isinstance(stdin, str) else stdin
-        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
-    capsys.readouterr()
-    rc = cli.main(["--root", str(root), *argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def rows(root: Path) -> dict[str, str]:

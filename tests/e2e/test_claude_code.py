@@ -15,39 +15,13 @@ from pathlib import Path
 from e2e_support import (
     copy_demo, found_within, memindex, memory_contexts, message_texts, quiet_since, search_paths, wait_for,
 )
-from fake_api import text, tool_use
-
-RUNBOOK = ".claude/memory/runbooks/flaky-ci-integration-tests-postgres.json"
-FLAKY_PROMPT = "Our CI is flaky: integration tests fail before Postgres is ready. What did we do last time?"
-FOLLOW_UP = "why did that break again?"
-UNRELATED_PROMPT = "Write a haiku about autumn leaves falling in the park"
-PLAIN_PREFIX = "UserPromptSubmit hook success: "  # how Claude Code 2.1.x labels a hook's plain stdout
-
-
-def bash(command: str, description: str = "Run a command") -> list[dict]:
-    return [tool_use("Bash", {"command": command, "description": description})]
-
-
-def say(value: str) -> list[dict]:
-    return [text(value)]
-
-
-def allow(*rules: str) -> str:
-    # one argument: --allowedTools is variadic and would swallow a following prompt
-    return "--allowedTools=" + ",".join(rules)
+from fake_api import tool_use
+from scenario import FLAKY_PROMPT, FOLLOW_UP, PLAIN_PREFIX, RUNBOOK, UNRELATED_PROMPT, allow, bash, result_for, say
 
 
 def attachments(run, kind: str) -> list[dict]:
     return [e["attachment"] for e in run.transcript_entries()
             if e.get("type") == "attachment" and e.get("attachment", {}).get("type") == kind]
-
-
-def result_for(run, tool_name: str) -> list[dict]:
-    """tool_result blocks answering the fake model's calls of one tool, in order."""
-    body = run.last_body
-    ids = [b["id"] for m in body["messages"] if m["role"] == "assistant" and isinstance(m["content"], list)
-           for b in m["content"] if b.get("type") == "tool_use" and b.get("name") == tool_name]
-    return [r for r in run.tool_results() if r["tool_use_id"] in ids]
 
 
 # --- install ----------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from fake_api import tool_use
-from test_claude_code import FLAKY_PROMPT, RUNBOOK, allow, result_for, say
+from scenario import FLAKY_PROMPT, RUNBOOK, allow, result_for, say
 
 SEARCH = "mcp__plugin_memindex_memindex__search"  # Claude Code's name: plugin, server, tool
 GET = "mcp__plugin_memindex_memindex__get"

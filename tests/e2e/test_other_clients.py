@@ -21,7 +21,7 @@ import pytest
 
 from e2e_support import COPY_IGNORE, REPO, base_env, copy_demo, run_bounded
 from fake_llm import FakeLLM, function_call
-from test_claude_code import FLAKY_PROMPT, RUNBOOK, UNRELATED_PROMPT
+from scenario import FLAKY_PROMPT, RUNBOOK, UNRELATED_PROMPT
 
 HAIKU = UNRELATED_PROMPT
 

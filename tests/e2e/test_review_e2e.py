@@ -9,7 +9,7 @@ import json
 
 from e2e_support import base_env, memindex_command, memory_contexts, run_bounded, wait_for
 from fake_api import tool_use
-from test_claude_code import FLAKY_PROMPT, RUNBOOK, allow, say
+from scenario import FLAKY_PROMPT, RUNBOOK, allow, say
 
 DEPLOY_PROMPT = "How do we deploy to staging with Argo CD?"
 DEPLOY = ".claude/memory/runbooks/deploy-to-staging-with-argocd.json"
