@@ -39,9 +39,9 @@ import time
 from pathlib import Path
 
 from memindex.defaults import INDEX_FILE, RACY_WINDOW_NS
-from memindex.evaluation.bench import percentiles, time_process
-from memindex.evaluation.genstore import generate
-from memindex.evaluation.metrics import table
+from memindex_dev.evaluation.bench import percentiles, time_process
+from memindex_dev.evaluation.genstore import generate
+from memindex_dev.evaluation.metrics import table
 
 REPO = Path(__file__).resolve().parent.parent
 QUERIES = ["flaky integration tests in CI", "stripe webhook signature 400", "how do we deploy the api"]

@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 
 from memindex.config import Config
-from memindex.evaluation import genstore
-from memindex.evaluation.bench import hook_command
-from memindex.evaluation.metrics import table
+from memindex_dev.evaluation import genstore
+from memindex_dev.evaluation.bench import hook_command
+from memindex_dev.evaluation.metrics import table
 from memindex.index.sync import sync
 
 HERE = Path(__file__).resolve().parent

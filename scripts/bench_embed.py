@@ -5,7 +5,7 @@ again with nothing to do, with and without it; and in-process fused searches.
 
     python scripts/bench_embed.py --size 1000 [--model builtin:hashing]
 
-The store is memindex.evaluation.genstore's (deterministic for a size); the model is the
+The store is memindex_dev.evaluation.genstore's (deterministic for a size); the model is the
 real one unless `--model` says otherwise.
 """
 
@@ -21,8 +21,8 @@ from pathlib import Path
 
 from memindex import index
 from memindex.config import parse_config
-from memindex.evaluation.genstore import generate
-from memindex.evaluation.metrics import table
+from memindex_dev.evaluation.genstore import generate
+from memindex_dev.evaluation.metrics import table
 from memindex.index.sync import sync
 
 QUERIES = ["flaky integration tests in CI", "stripe webhook signature 400", "how do we deploy the api",

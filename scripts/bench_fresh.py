@@ -29,9 +29,9 @@ from pathlib import Path
 
 from memindex import index
 from memindex.config import Config
-from memindex.evaluation import genstore
-from memindex.evaluation.bench import hook_command, series, timed
-from memindex.evaluation.metrics import table
+from memindex_dev.evaluation import genstore
+from memindex_dev.evaluation.bench import hook_command, series, timed
+from memindex_dev.evaluation.metrics import table
 from memindex.index.sync import sync
 
 HERE = Path(__file__).resolve().parent

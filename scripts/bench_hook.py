@@ -27,9 +27,9 @@ import time
 from pathlib import Path
 
 from memindex.config import SPEC, load_config
-from memindex.evaluation import genstore
-from memindex.evaluation.bench import hook_command, series
-from memindex.evaluation.metrics import table
+from memindex_dev.evaluation import genstore
+from memindex_dev.evaluation.bench import hook_command, series
+from memindex_dev.evaluation.metrics import table
 from memindex.index.sync import sync
 
 HERE = Path(__file__).resolve().parent

@@ -24,9 +24,9 @@ from pathlib import Path
 
 from memindex import index
 from memindex.config import Config
-from memindex.evaluation import genstore
-from memindex.evaluation.bench import percentiles, timed
-from memindex.evaluation.metrics import table
+from memindex_dev.evaluation import genstore
+from memindex_dev.evaluation.bench import percentiles, timed
+from memindex_dev.evaluation.metrics import table
 from memindex.policy.inject import auto_inject
 from memindex.retrieval.query import Params, search
 from memindex.store.files import walk

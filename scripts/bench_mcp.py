@@ -31,9 +31,9 @@ import time
 from pathlib import Path
 
 from memindex.config import Config
-from memindex.evaluation.bench import percentiles, time_process
-from memindex.evaluation.genstore import generate
-from memindex.evaluation.metrics import table
+from memindex_dev.evaluation.bench import percentiles, time_process
+from memindex_dev.evaluation.genstore import generate
+from memindex_dev.evaluation.metrics import table
 from memindex.index.sync import sync
 
 REPO = Path(__file__).resolve().parent.parent

@@ -4,7 +4,7 @@
     python scripts/bench_semantic.py [--size 10000] [--runs 40] [--edits 10] [--model MODEL] [--store DIR] [--titles-only]
     python scripts/bench_semantic.py --size 1000 --runs 10 --model builtin:hashing   # a quick run
 
-One store of `--size` generated memories (memindex.evaluation.genstore), synced with the
+One store of `--size` generated memories (memindex_dev.evaluation.genstore), synced with the
 semantic channel on (every memory embedded by `--model`: the real all-MiniLM-L6-v2 by
 default, `builtin:hashing` for a quick run), copied three times:
 
@@ -37,9 +37,9 @@ from pathlib import Path
 
 from memindex import index
 from memindex.config import load_config
-from memindex.evaluation import genstore
-from memindex.evaluation.bench import hook_command, percentiles, time_process
-from memindex.evaluation.metrics import table
+from memindex_dev.evaluation import genstore
+from memindex_dev.evaluation.bench import hook_command, percentiles, time_process
+from memindex_dev.evaluation.metrics import table
 from memindex.semantic import client, process
 from memindex.index.sync import sync
 

@@ -19,8 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from memindex.evaluation.bench import hook_command, series
-from memindex.evaluation.metrics import table
+from memindex_dev.evaluation.bench import hook_command, series
+from memindex_dev.evaluation.metrics import table
 
 REPO = Path(__file__).resolve().parent.parent
 

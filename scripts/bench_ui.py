@@ -6,7 +6,7 @@ address).
 
     python scripts/bench_ui.py [--size 10000] [--runs 30] [--starts 7]
 
-The store is generated (memindex.evaluation.genstore), committed to a git repository (the
+The store is generated (memindex_dev.evaluation.genstore), committed to a git repository (the
 memory page runs `git log` of its file), given a use log of 60 sessions and one review
 check. This tree is installed (not editable: an editable install's import hooks slow
 every start) into a throwaway virtualenv that reads its dependencies (Starlette, uvicorn,
@@ -31,9 +31,9 @@ from urllib.parse import quote, urlsplit
 
 from memindex import usage
 from memindex.config import Config
-from memindex.evaluation.bench import percentiles, time_process
-from memindex.evaluation.genstore import generate
-from memindex.evaluation.metrics import table
+from memindex_dev.evaluation.bench import percentiles, time_process
+from memindex_dev.evaluation.genstore import generate
+from memindex_dev.evaluation.metrics import table
 from memindex.index.sync import sync
 
 REPO = Path(__file__).resolve().parent.parent

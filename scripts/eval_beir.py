@@ -6,7 +6,7 @@
 Each document becomes a memory file (title -> title, text -> body) in a temporary store,
 which `memindex` syncs; every test query runs through the product's own search (top 100)
 with the product's defaults. Prints nDCG@10, Recall@100, MAP@100 and queries/s.
-The code is memindex.evaluation.beir.
+The code is memindex_dev.evaluation.beir.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from memindex.evaluation.beir import evaluate_collection
+from memindex_dev.evaluation.beir import evaluate_collection
 
 
 def main(argv: list[str] | None = None) -> int:
