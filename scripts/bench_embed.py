@@ -23,6 +23,7 @@ from memindex import index
 from memindex.config import parse_config
 from memindex_dev.evaluation.genstore import generate
 from memindex_dev.evaluation.metrics import table
+from memindex_dev.standin import enable
 from memindex.index.sync import sync
 
 QUERIES = ["flaky integration tests in CI", "stripe webhook signature 400", "how do we deploy the api",
@@ -41,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="sentence-transformers/all-MiniLM-L6-v2")
     parser.add_argument("--batch-size", type=int, default=32)
     args = parser.parse_args(argv)
+    enable()  # `--model builtin:hashing`: the stand-in, here and in the processes started
     off = parse_config({})
     on = parse_config({"semantic": {"enabled": True, "model": args.model, "batch_size": args.batch_size}})
     rows = []

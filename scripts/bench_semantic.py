@@ -40,6 +40,7 @@ from memindex.config import load_config
 from memindex_dev.evaluation import genstore
 from memindex_dev.evaluation.bench import hook_command, percentiles, time_process
 from memindex_dev.evaluation.metrics import table
+from memindex_dev.standin import enable
 from memindex.semantic import client, process
 from memindex.index.sync import sync
 
@@ -240,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="store the model's vectors of the titles only (minutes instead of half an hour at 10k)")
     parser.add_argument("--store", type=Path, help="keep the embedded store here and reuse it (embedding 10k takes minutes)")
     args = parser.parse_args(argv)
+    enable()  # `--model builtin:hashing`: the stand-in, here and in the processes started
     compileall.compile_dir(str(REPO / "memindex"), quiet=1)
     tmp = Path(tempfile.mkdtemp(prefix="memindex-sembench-"))
     base = args.store or tmp / "base"
