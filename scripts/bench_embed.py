@@ -19,12 +19,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from memindex import index
-from memindex.config import parse_config
-from memindex_dev.evaluation.genstore import generate
-from memindex_dev.evaluation.metrics import table
-from memindex_dev.standin import enable
-from memindex.index.sync import sync
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # memindex_dev from this checkout, whatever memindex is installed
+from memindex import index  # noqa: E402
+from memindex.config import parse_config  # noqa: E402
+from memindex_dev.evaluation.genstore import generate  # noqa: E402
+from memindex_dev.evaluation.metrics import table  # noqa: E402
+from memindex_dev.standin import enable  # noqa: E402
+from memindex.index.sync import sync  # noqa: E402
 
 QUERIES = ["flaky integration tests in CI", "stripe webhook signature 400", "how do we deploy the api",
            "the database runs out of connections", "who decided on the message queue"]

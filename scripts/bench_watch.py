@@ -35,10 +35,11 @@ import threading
 import time
 from pathlib import Path
 
-from memindex_dev.evaluation.bench import wait_for
-from memindex import index
-from memindex.defaults import FOLDERS
-from memindex_dev.evaluation import genstore
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # memindex_dev from this checkout, whatever memindex is installed
+from memindex_dev.evaluation.bench import wait_for  # noqa: E402
+from memindex import index  # noqa: E402
+from memindex.defaults import FOLDERS  # noqa: E402
+from memindex_dev.evaluation import genstore  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -15,7 +15,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from memindex_dev.evaluation.beir import evaluate_collection
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # memindex_dev from this checkout, whatever memindex is installed
+from memindex_dev.evaluation.beir import evaluate_collection  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

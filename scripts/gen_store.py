@@ -16,7 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from memindex_dev.evaluation.genstore import generate
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # memindex_dev from this checkout, whatever memindex is installed
+from memindex_dev.evaluation.genstore import generate  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
