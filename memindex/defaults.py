@@ -298,6 +298,10 @@ FUSION_DEPTH = 50  # memories each channel contributes (at least the result limi
 EMBED_TEXT_CHARS = 2_000  # characters embedded per memory: the model reads 256 tokens at most
 NORM_TOLERANCE = 1e-3  # the models write L2-normalised rows (or zeros): longer ones are damage
 ATTN_BUDGET = 1 << 23  # floats in one batch's attention scores (32 MiB): bounds peak memory
+# The development stand-in embedder (memindex_dev/standin.py, not in the wheel) for tests:
+# loaded only by a process whose environment sets STANDIN_ENV to "1", whatever a config says.
+STANDIN = "builtin:hashing"
+STANDIN_ENV = "MEMINDEX_DEV_STANDIN"
 
 # --- Session capture (capture/; docs/capture.md) ----------------------------------------------
 SUMMARY_MAX_BYTES = 8_192  # a captured session summary, as its file (the cut order: capture/summary.py)

@@ -21,7 +21,7 @@ class Setting:
     (any other value), None (a repository may set it freely).
     """
 
-    __slots__ = ("name", "default", "help", "lo", "hi", "choices", "clamp", "kind", "looser", "template", "rules")
+    __slots__ = ("name", "default", "help", "lo", "hi", "choices", "clamp", "kind", "looser", "template", "rules", "removed")
 
     def __init__(
         self,
@@ -37,6 +37,7 @@ class Setting:
         looser: str | None = None,
         template: bool = False,
         rules: bool = False,
+        removed: dict[str, str] | None = None,
     ) -> None:
         self.name, self.default, self.help = name, default, help
         self.lo, self.hi, self.choices, self.clamp = lo, hi, choices, clamp
@@ -44,6 +45,7 @@ class Setting:
         self.looser = looser
         self.template = template  # shown (as an ignored `_` key) in the config `memindex init` writes
         self.rules = rules  # a threshold of the hand-set rules only (match_strategy fts5_bm25)
+        self.removed = removed or {}  # choices that once existed -> why they are gone (the warning says it)
 
     def check(self, value: object) -> tuple[object, str | None]:
         """Return (value to use, warning or None)."""
@@ -75,21 +77,14 @@ class Setting:
             return want(value), None
         if not isinstance(value, str):
             return self.default, f"expected a string, got {short(value)}"
+        if value in self.removed:
+            return self.default, f"{short(value)} was removed ({self.removed[value]})"
         if self.choices and value not in self.choices:
             return self.default, f"{short(value)} is not one of {', '.join(self.choices)}"
         return value, None
 
 
 S = Setting
-# The old matcher's category descriptions (read by the title_tags strategy only).
-DEFAULT_CATEGORY_DESCRIPTIONS = {
-    "session_summary": "High-level summary of work done in a coding session, including goals, outcomes, and next steps",
-    "decision": "Architectural and technical choices with rationale -- why X was chosen over Y",
-    "runbook": "Step-by-step procedures for diagnosing and fixing specific errors or issues",
-    "constraint": "External limitations, platform restrictions and hard rules the project must respect",
-    "tech_debt": "Deferred work, known shortcuts and cleanup items with their priority",
-    "preference": "Conventions and personal preferences for code style, tools and workflow",
-}
 # What each group of settings is about: the template's and the docs' headings.
 SECTIONS: dict[str, str] = {
     "retrieval": "What the prompt hook injects, and how search ranks.",
@@ -114,8 +109,9 @@ SETTINGS: tuple[Setting, ...] = (
       lo=0, hi=20, clamp=True, looser="up", template=True),
     S("retrieval.match_strategy", "calibrated",
       "calibrated: the relevance model decides (memindex/relevance); fts5_bm25: the hand-set rules "
-      "(relative_cutoff, min_coverage, min_relative_coverage); title_tags: the old keyword matcher",
-      choices=("calibrated", "fts5_bm25", "title_tags"), looser="any"),
+      "(relative_cutoff, min_coverage, min_relative_coverage)",
+      choices=("calibrated", "fts5_bm25"), looser="any",
+      removed={"title_tags": "the old keyword matcher, which recalls less than either"}),
     S("retrieval.min_confidence", None,
       "calibrated: inject a candidate whose P(relevant) reaches this; null: the threshold the shipped model "
       "was trained with (memindex/data/relevance.json)", lo=0.0, hi=1.0, kind=float, looser="down"),
@@ -172,12 +168,9 @@ SETTINGS: tuple[Setting, ...] = (
       lo=0, hi=36_500),
     S("capture.older", "fold", "what becomes of the others: folded into one digest a month, or archived alone "
       "(memindex/capture/fold.py; either way reversible, nothing deleted)", choices=("fold", "archive")),
-        *(setting for cat in CATEGORIES for setting in (
-        S(f"categories.{cat}.retention_days", 0,
-          "hide memories not updated for this many days from search and injection; 0 keeps them",
-          lo=0, hi=36_500, template=cat == "session_summary"),
-        S(f"categories.{cat}.description", DEFAULT_CATEGORY_DESCRIPTIONS[cat], "what the title_tags matcher reads of it"),
-    )),
+    *(S(f"categories.{cat}.retention_days", 0,
+        "hide memories not updated for this many days from search and injection; 0 keeps them",
+        lo=0, hi=36_500, template=cat == "session_summary") for cat in CATEGORIES),
     S("delete.grace_period_days", 30, "`memindex gc` deletes retired memories after this many days",
       lo=0, hi=36_500, looser="down", template=True),
     S("index.lock_timeout_s", 10.0, "how long a writer waits for another", lo=0.0, hi=3600.0, template=True),
@@ -185,8 +178,7 @@ SETTINGS: tuple[Setting, ...] = (
       looser="up", template=True),
     S("semantic.enabled", False, "turn the semantic channel on", looser="up", template=True),
     S("semantic.model", "sentence-transformers/all-MiniLM-L6-v2",
-      "a local folder, or a hub id found in the local cache or the model package; "
-      "builtin:hashing is the deterministic test stand-in (no model)", looser="any", template=True),
+      "a local folder, or a hub id found in the local cache or the model package", looser="any", template=True),
     S("semantic.idle_exit_s", 1800.0, "the worker exits after this long unused", lo=10.0, hi=7 * 86400.0,
       looser="up", template=True),
     S("semantic.hook_budget_ms", 150, "the prompt hook waits at most this long for the worker", lo=10, hi=2000,

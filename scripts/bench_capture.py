@@ -15,7 +15,7 @@
    Capture alone (`capture.save_prompts: false`), or with `--save-prompts` the whole Stop
    hook (the triage's save prompts read the transcript's end as well).
 2. `memindex import transcripts --from DIR` (the CLI, a new process) over N generated
-   coding sessions (memindex.evaluation.transcripts: prompts, file dumps, edits, commands,
+   coding sessions (memindex_dev.evaluation.transcripts: prompts, file dumps, edits, commands,
    failing then passing tests, thinking, hook attachments, todo lists, commits), into an
    empty store: the first run (all created), then a second (nothing changes).
 """
@@ -38,8 +38,8 @@ sys.path.insert(0, str(REPO))
 
 from memindex.capture.schedule import Markers  # noqa: E402
 from memindex.defaults import CAPTURE_FOLDER, FOLDERS  # noqa: E402
-from memindex.evaluation.bench import hook_command, percentiles, time_process, wait_for  # noqa: E402
-from memindex.evaluation.transcripts import write_sessions  # noqa: E402
+from memindex_dev.evaluation.bench import hook_command, percentiles, time_process, wait_for  # noqa: E402
+from memindex_dev.evaluation.transcripts import write_sessions  # noqa: E402
 
 SID = "7d9f3c2a-0000-4000-8000-00000000b001"
 

@@ -38,10 +38,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from memindex.defaults import INDEX_FILE, RACY_WINDOW_NS
-from memindex.evaluation.bench import percentiles, time_process
-from memindex.evaluation.genstore import generate
-from memindex.evaluation.metrics import table
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # memindex_dev from this checkout, whatever memindex is installed
+from memindex.defaults import INDEX_FILE, RACY_WINDOW_NS  # noqa: E402
+from memindex_dev.evaluation.bench import percentiles, time_process  # noqa: E402
+from memindex_dev.evaluation.genstore import generate  # noqa: E402
+from memindex_dev.evaluation.metrics import table  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 QUERIES = ["flaky integration tests in CI", "stripe webhook signature 400", "how do we deploy the api"]

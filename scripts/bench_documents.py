@@ -28,8 +28,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from memindex.evaluation.docsets import DOCS_DATA  # noqa: E402
-from memindex.evaluation.metrics import table  # noqa: E402
+from memindex_dev.evaluation.docsets import DOCS_DATA  # noqa: E402
+from memindex_dev.evaluation.metrics import table  # noqa: E402
 
 
 def real_files() -> list[Path]:

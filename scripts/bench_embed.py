@@ -5,7 +5,7 @@ again with nothing to do, with and without it; and in-process fused searches.
 
     python scripts/bench_embed.py --size 1000 [--model builtin:hashing]
 
-The store is memindex.evaluation.genstore's (deterministic for a size); the model is the
+The store is memindex_dev.evaluation.genstore's (deterministic for a size); the model is the
 real one unless `--model` says otherwise.
 """
 
@@ -19,11 +19,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from memindex import index
-from memindex.config import parse_config
-from memindex.evaluation.genstore import generate
-from memindex.evaluation.metrics import table
-from memindex.index.sync import sync
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # memindex_dev from this checkout, whatever memindex is installed
+from memindex import index  # noqa: E402
+from memindex.config import parse_config  # noqa: E402
+from memindex_dev.evaluation.genstore import generate  # noqa: E402
+from memindex_dev.evaluation.metrics import table  # noqa: E402
+from memindex_dev.standin import enable  # noqa: E402
+from memindex.index.sync import sync  # noqa: E402
 
 QUERIES = ["flaky integration tests in CI", "stripe webhook signature 400", "how do we deploy the api",
            "the database runs out of connections", "who decided on the message queue"]
@@ -41,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="sentence-transformers/all-MiniLM-L6-v2")
     parser.add_argument("--batch-size", type=int, default=32)
     args = parser.parse_args(argv)
+    enable()  # `--model builtin:hashing`: the stand-in, here and in the processes started
     off = parse_config({})
     on = parse_config({"semantic": {"enabled": True, "model": args.model, "batch_size": args.batch_size}})
     rows = []

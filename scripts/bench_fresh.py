@@ -27,12 +27,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from memindex import index
-from memindex.config import Config
-from memindex.evaluation import genstore
-from memindex.evaluation.bench import hook_command, series, timed
-from memindex.evaluation.metrics import table
-from memindex.index.sync import sync
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # memindex_dev from this checkout, whatever memindex is installed
+from memindex import index  # noqa: E402
+from memindex.config import Config  # noqa: E402
+from memindex_dev.evaluation import genstore  # noqa: E402
+from memindex_dev.evaluation.bench import hook_command, series, timed  # noqa: E402
+from memindex_dev.evaluation.metrics import table  # noqa: E402
+from memindex.index.sync import sync  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent

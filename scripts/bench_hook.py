@@ -26,11 +26,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from memindex.config import SPEC, load_config
-from memindex.evaluation import genstore
-from memindex.evaluation.bench import hook_command, series
-from memindex.evaluation.metrics import table
-from memindex.index.sync import sync
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # memindex_dev from this checkout, whatever memindex is installed
+from memindex.config import SPEC, load_config  # noqa: E402
+from memindex_dev.evaluation import genstore  # noqa: E402
+from memindex_dev.evaluation.bench import hook_command, series  # noqa: E402
+from memindex_dev.evaluation.metrics import table  # noqa: E402
+from memindex.index.sync import sync  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent

@@ -28,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from memindex.evaluation.metrics import table  # noqa: E402
+from memindex_dev.evaluation.metrics import table  # noqa: E402
 from memindex.store.interpret import load  # noqa: E402
 from memindex.store.scaffold import init_project  # noqa: E402
 

@@ -22,15 +22,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from memindex import index
-from memindex.config import Config
-from memindex.evaluation import genstore
-from memindex.evaluation.bench import percentiles, timed
-from memindex.evaluation.metrics import table
-from memindex.policy.inject import auto_inject
-from memindex.retrieval.query import Params, search
-from memindex.store.files import walk
-from memindex.index.sync import sync
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # memindex_dev from this checkout, whatever memindex is installed
+from memindex import index  # noqa: E402
+from memindex.config import Config  # noqa: E402
+from memindex_dev.evaluation import genstore  # noqa: E402
+from memindex_dev.evaluation.bench import percentiles, timed  # noqa: E402
+from memindex_dev.evaluation.metrics import table  # noqa: E402
+from memindex.policy.inject import auto_inject  # noqa: E402
+from memindex.retrieval.query import Params, search  # noqa: E402
+from memindex.store.files import walk  # noqa: E402
+from memindex.index.sync import sync  # noqa: E402
 
 PROMPTS = [p.strip() for p in (Path(__file__).parent / "prompts.txt").read_text().splitlines() if p.strip()]
 

@@ -30,11 +30,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from memindex.config import Config
-from memindex.evaluation.bench import percentiles, time_process
-from memindex.evaluation.genstore import generate
-from memindex.evaluation.metrics import table
-from memindex.index.sync import sync
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # memindex_dev from this checkout, whatever memindex is installed
+from memindex.config import Config  # noqa: E402
+from memindex_dev.evaluation.bench import percentiles, time_process  # noqa: E402
+from memindex_dev.evaluation.genstore import generate  # noqa: E402
+from memindex_dev.evaluation.metrics import table  # noqa: E402
+from memindex.index.sync import sync  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 QUERIES = ["flaky integration tests in CI", "stripe webhook signature 400", "how do we deploy the api"]

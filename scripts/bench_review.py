@@ -27,8 +27,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from memindex.evaluation import genstore  # noqa: E402
-from memindex.evaluation.metrics import table  # noqa: E402
+from memindex_dev.evaluation import genstore  # noqa: E402
+from memindex_dev.evaluation.metrics import table  # noqa: E402
 
 T0, T1 = "2025-01-01T12:00:00Z", "2025-06-01T12:00:00Z"
 MEMORY_DATE = "2025-02-01T12:00:00Z"

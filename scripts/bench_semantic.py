@@ -4,7 +4,7 @@
     python scripts/bench_semantic.py [--size 10000] [--runs 40] [--edits 10] [--model MODEL] [--store DIR] [--titles-only]
     python scripts/bench_semantic.py --size 1000 --runs 10 --model builtin:hashing   # a quick run
 
-One store of `--size` generated memories (memindex.evaluation.genstore), synced with the
+One store of `--size` generated memories (memindex_dev.evaluation.genstore), synced with the
 semantic channel on (every memory embedded by `--model`: the real all-MiniLM-L6-v2 by
 default, `builtin:hashing` for a quick run), copied three times:
 
@@ -35,13 +35,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from memindex import index
-from memindex.config import load_config
-from memindex.evaluation import genstore
-from memindex.evaluation.bench import hook_command, percentiles, time_process
-from memindex.evaluation.metrics import table
-from memindex.semantic import client, process
-from memindex.index.sync import sync
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # memindex_dev from this checkout, whatever memindex is installed
+from memindex import index  # noqa: E402
+from memindex.config import load_config  # noqa: E402
+from memindex_dev.evaluation import genstore  # noqa: E402
+from memindex_dev.evaluation.bench import hook_command, percentiles, time_process  # noqa: E402
+from memindex_dev.evaluation.metrics import table  # noqa: E402
+from memindex_dev.standin import enable  # noqa: E402
+from memindex.semantic import client, process  # noqa: E402
+from memindex.index.sync import sync  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -240,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="store the model's vectors of the titles only (minutes instead of half an hour at 10k)")
     parser.add_argument("--store", type=Path, help="keep the embedded store here and reuse it (embedding 10k takes minutes)")
     args = parser.parse_args(argv)
+    enable()  # `--model builtin:hashing`: the stand-in, here and in the processes started
     compileall.compile_dir(str(REPO / "memindex"), quiet=1)
     tmp = Path(tempfile.mkdtemp(prefix="memindex-sembench-"))
     base = args.store or tmp / "base"

@@ -19,8 +19,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from memindex.evaluation.bench import hook_command, series
-from memindex.evaluation.metrics import table
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # memindex_dev from this checkout, whatever memindex is installed
+from memindex_dev.evaluation.bench import hook_command, series  # noqa: E402
+from memindex_dev.evaluation.metrics import table  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -6,7 +6,7 @@ address).
 
     python scripts/bench_ui.py [--size 10000] [--runs 30] [--starts 7]
 
-The store is generated (memindex.evaluation.genstore), committed to a git repository (the
+The store is generated (memindex_dev.evaluation.genstore), committed to a git repository (the
 memory page runs `git log` of its file), given a use log of 60 sessions and one review
 check. This tree is installed (not editable: an editable install's import hooks slow
 every start) into a throwaway virtualenv that reads its dependencies (Starlette, uvicorn,
@@ -29,12 +29,13 @@ import time
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
-from memindex import usage
-from memindex.config import Config
-from memindex.evaluation.bench import percentiles, time_process
-from memindex.evaluation.genstore import generate
-from memindex.evaluation.metrics import table
-from memindex.index.sync import sync
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # memindex_dev from this checkout, whatever memindex is installed
+from memindex import usage  # noqa: E402
+from memindex.config import Config  # noqa: E402
+from memindex_dev.evaluation.bench import percentiles, time_process  # noqa: E402
+from memindex_dev.evaluation.genstore import generate  # noqa: E402
+from memindex_dev.evaluation.metrics import table  # noqa: E402
+from memindex.index.sync import sync  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 QUERIES = ["flaky integration tests in CI", "stripe webhook signature 400", "how do we deploy the api"]

@@ -4,7 +4,7 @@
     python scripts/bench_watch.py [--count 10000] [--edits 40] [--idle-s 60] [--burst 1000]
 
 What it measures, on a generated store of --count memories (scripts/gen_store.py, i.e.
-memindex.evaluation.genstore):
+memindex_dev.evaluation.genstore):
 
 * edit-to-searchable latency with the native observer: an edit (in place, atomic rename,
   or a new file) carries a unique token; the clock runs from the end of the write until a
@@ -35,10 +35,11 @@ import threading
 import time
 from pathlib import Path
 
-from memindex.evaluation.bench import wait_for
-from memindex import index
-from memindex.defaults import FOLDERS
-from memindex.evaluation import genstore
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # memindex_dev from this checkout, whatever memindex is installed
+from memindex_dev.evaluation.bench import wait_for  # noqa: E402
+from memindex import index  # noqa: E402
+from memindex.defaults import FOLDERS  # noqa: E402
+from memindex_dev.evaluation import genstore  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -49,7 +50,7 @@ CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def generate(out: Path, count: int, seed: int = 0) -> Path:
-    """A realistic store of `count` memories (memindex.evaluation.genstore); its memory root."""
+    """A realistic store of `count` memories (memindex_dev.evaluation.genstore); its memory root."""
     genstore.generate(out, count, seed)
     return out / ".claude" / "memory"
 

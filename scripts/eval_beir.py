@@ -6,7 +6,7 @@
 Each document becomes a memory file (title -> title, text -> body) in a temporary store,
 which `memindex` syncs; every test query runs through the product's own search (top 100)
 with the product's defaults. Prints nDCG@10, Recall@100, MAP@100 and queries/s.
-The code is memindex.evaluation.beir.
+The code is memindex_dev.evaluation.beir.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from memindex.evaluation.beir import evaluate_collection
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # memindex_dev from this checkout, whatever memindex is installed
+from memindex_dev.evaluation.beir import evaluate_collection  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

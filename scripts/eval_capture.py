@@ -40,7 +40,7 @@ from memindex.capture.parse import parse_lines  # noqa: E402
 from memindex.capture.summary import _title, summarise  # noqa: E402
 from memindex.config import parse_config  # noqa: E402
 from memindex.defaults import CAPTURE_TAG, FOLDERS  # noqa: E402
-from memindex.evaluation.locomo import QA_CATEGORIES, ADVERSARIAL, load, parse_dia_ids, sessions_of, transcript, turn_text  # noqa: E402
+from memindex_dev.evaluation.locomo import QA_CATEGORIES, ADVERSARIAL, load, parse_dia_ids, sessions_of, transcript, turn_text  # noqa: E402
 from memindex.retrieval.query import Params, search  # noqa: E402
 from memindex.index.sync import sync  # noqa: E402
 from memindex.write.validate import prepare_new, serialize  # noqa: E402

@@ -10,7 +10,7 @@ place, prompts written blind) against bm25s over the same files' raw text, in on
 Search: Recall@5 of the grade-2 documents, Recall@10, nDCG@10. Hook (the prompt hook's
 policy, in process): precision of the documents injected, recall of the grade-2 ones, share
 of unrelated prompts that got anything; bm25s's "hook" is its top 3. The collections live in
-../shared/data/docs (MANIFEST.json); memindex/evaluation/docsets.py has the code.
+../shared/data/docs (MANIFEST.json); memindex_dev/evaluation/docsets.py has the code.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memindex.evaluation import docsets  # noqa: E402
-from memindex.evaluation.metrics import table  # noqa: E402
+from memindex_dev.evaluation import docsets  # noqa: E402
+from memindex_dev.evaluation.metrics import table  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

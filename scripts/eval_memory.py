@@ -15,7 +15,7 @@
 Auto-inject (what the prompt hook injects): precision of injected memories, recall of the
 grade-2 ("must inject") memories, share of negative prompts that got an injection, silent
 rate, injected memories and tokens per prompt. On-demand search (top 10): Recall@10 and
-nDCG@10 (ir-measures). The code is memindex.evaluation (suite, sets, memory).
+nDCG@10 (ir-measures). The code is memindex_dev.evaluation (suite, sets, memory).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this tree's memindex, wherever it runs from
 
-from memindex.evaluation.memory import CALIBRATED_NAME, RULES_NAME, Strategy, evaluate_set, strategies  # noqa: E402
-from memindex.evaluation.sets import SETS, local_set  # noqa: E402
-from memindex.evaluation.suite import print_suite, run_suite  # noqa: E402
+from memindex_dev.evaluation.memory import CALIBRATED_NAME, RULES_NAME, Strategy, evaluate_set, strategies  # noqa: E402
+from memindex_dev.evaluation.sets import SETS, local_set  # noqa: E402
+from memindex_dev.evaluation.suite import print_suite, run_suite  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,25 +57,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--weights", type=float, nargs="+", default=None, help="questions column weights (--questions-compare)")
     args = parser.parse_args(argv)
     if args.questions_compare:
-        from memindex.evaluation.questions import LOCAL_SETS, WEIGHTS, compare, print_compare
+        from memindex_dev.evaluation.questions import LOCAL_SETS, WEIGHTS, compare, print_compare
 
         names = tuple(s for s in args.sets if s in LOCAL_SETS) if args.sets != list(SETS) else LOCAL_SETS
         print_compare(compare(names, args.weights or WEIGHTS, args.semantic))
         return 0
     if args.file_hook:
-        from memindex.evaluation.sessions import evaluate_file_hook
+        from memindex_dev.evaluation.sessions import evaluate_file_hook
 
         evaluate_file_hook(tuple(args.sets))
         return 0
     if args.through_hook:
-        from memindex.evaluation.hookrun import compare_policies, run_hook_suite
+        from memindex_dev.evaluation.hookrun import compare_policies, run_hook_suite
 
         sets_from = (lambda tmp: local_set(args.set.resolve().name, args.set, tmp, args.questions)) if args.set else None
         run = compare_policies if args.calibrated else run_hook_suite
         run(tuple(args.sets), args.semantic, sets_from=sets_from, questions=args.questions)
         return 0
     if args.sessions:
-        from memindex.evaluation.sessions import evaluate_sessions
+        from memindex_dev.evaluation.sessions import evaluate_sessions
 
         evaluate_sessions()
         return 0

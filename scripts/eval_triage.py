@@ -47,8 +47,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from memindex.capture.triage import stop_decision  # noqa: E402
-from memindex.evaluation.bench import hook_command, settle  # noqa: E402
-from memindex.evaluation.metrics import table  # noqa: E402
+from memindex_dev.evaluation.bench import hook_command, settle  # noqa: E402
+from memindex_dev.evaluation.metrics import table  # noqa: E402
 
 
 SPLITS = ("every_third", "sha1_quarter", "all_dev")
@@ -292,7 +292,7 @@ def on_locomo(path: Path, scorer: bool = True) -> int:
     reply: chat between friends, where a project memory is never the answer, so every ask
     is a false one. In process (the hook and in-process agree on every judged set).
     Conversations 0-4 (the scorer's training negatives) and 5-9 (held out) apart."""
-    from memindex.evaluation.locomo import replay
+    from memindex_dev.evaluation.locomo import replay
 
     counts = {part: [0, 0, 0, 0] for part in ("0-4 (trained on)", "5-9 (held-out)")}  # stops, asks, sessions, asked sessions
     examples: list[str] = []

@@ -5,8 +5,8 @@ Usage:
     python scripts/gen_store.py OUT_DIR --count N [--seed S]
 
 Writes N memories to OUT_DIR/.claude/memory/<folder>/<id>.json, deterministic for a given
-(count, seed). The generator is memindex.evaluation.genstore (its vocabulary:
-memindex/evaluation/data/vocabulary.json); also importable as generate(out_dir, count, seed)
+(count, seed). The generator is memindex_dev.evaluation.genstore (its vocabulary:
+memindex_dev/evaluation/data/vocabulary.json); also importable as generate(out_dir, count, seed)
 and modify_one(path, seed).
 """
 from __future__ import annotations
@@ -16,7 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from memindex.evaluation.genstore import generate
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # memindex_dev from this checkout, whatever memindex is installed
+from memindex_dev.evaluation.genstore import generate  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

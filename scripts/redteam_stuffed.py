@@ -28,9 +28,9 @@ sys.path.insert(0, str(REPO))
 
 from memindex import index  # noqa: E402
 from memindex.config import Config, parse_config  # noqa: E402
-from memindex.evaluation.memory import inject_metrics  # noqa: E402
-from memindex.evaluation.metrics import table  # noqa: E402
-from memindex.evaluation.sets import local_set  # noqa: E402
+from memindex_dev.evaluation.memory import inject_metrics  # noqa: E402
+from memindex_dev.evaluation.metrics import table  # noqa: E402
+from memindex_dev.evaluation.sets import local_set  # noqa: E402
 from memindex.index.sync import sync  # noqa: E402
 from memindex.policy.inject import decide  # noqa: E402
 

@@ -31,6 +31,9 @@ def body(content):
 
 
 def main():
+    if {"-h", "--help"} & set(sys.argv[1:]):
+        print(__doc__ + "\nUsage: python scripts/reference_hook.py < hook-input.json (the prompt hook's JSON; its cwd names the project)")
+        return
     data = json.loads(sys.stdin.read())
     root = os.path.join(data["cwd"], ".claude", "memory")
     conn = sqlite3.connect(":memory:")

@@ -122,7 +122,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the
 # own, inherited by everything it starts (set before the kit takes its environment).
 os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="memindex-stress-state-")
 atexit.register(shutil.rmtree, os.environ["XDG_STATE_HOME"], True)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this tree's memindex and memindex_dev
 
+from memindex_dev.standin import enable  # noqa: E402
+
+enable()  # the semantic scenario's model, builtin:hashing, in every process the kit starts
 from stresskit.runner import run_all, scenario_names  # noqa: E402
 
 

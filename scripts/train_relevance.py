@@ -33,11 +33,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from memindex.evaluation import kinds as K  # noqa: E402
-from memindex.evaluation import relevance as rel  # noqa: E402
-from memindex.evaluation.questions import LOCAL_SETS  # noqa: E402
-from memindex.evaluation.metrics import table  # noqa: E402
-from memindex.evaluation.sets import SMALL_SIZES, small_stores  # noqa: E402
+from memindex_dev.evaluation import kinds as K  # noqa: E402
+from memindex_dev.evaluation import relevance as rel  # noqa: E402
+from memindex_dev.evaluation.questions import LOCAL_SETS  # noqa: E402
+from memindex_dev.evaluation.metrics import table  # noqa: E402
+from memindex_dev.evaluation.sets import SMALL_SIZES, small_stores  # noqa: E402
 from memindex.relevance import WEIGHTS_FILE, Bar, Model  # noqa: E402
 
 WITH_QUESTIONS = tuple(s for s in K.TRAINED if s in LOCAL_SETS)  # the json sets with blind questions

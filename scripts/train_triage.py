@@ -41,7 +41,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 from eval_triage import LOCOMO_TRAIN, append, entries, split, split_rule  # noqa: E402
 from memindex.capture import score  # noqa: E402
-from memindex.evaluation.sets import LOCOMO_JSON  # noqa: E402
+from memindex_dev.evaluation.sets import LOCOMO_JSON  # noqa: E402
 from memindex.capture.triage import findings  # noqa: E402
 from memindex.capture.turn import latest_turn  # noqa: E402
 
@@ -87,7 +87,7 @@ def locomo_items(tmp: Path) -> list[dict]:
     conversations 0-4 dev, 5-9 held-out. None when the data is not beside the repository."""
     if not LOCOMO_JSON.exists():
         return []
-    from memindex.evaluation.locomo import replay
+    from memindex_dev.evaluation.locomo import replay
 
     return [_item(path, {"save": False}, "locomo", "dev" if c in LOCOMO_TRAIN else "held-out", f"locomo/c{c}")
             for c, _, path, _ in replay(LOCOMO_JSON, tmp)]

@@ -26,7 +26,7 @@ HOOK_ALLOWED = {
     "memindex.store.stamps",
     "memindex.index", "memindex.index.db", "memindex.index.schema", "memindex.index.rows", "memindex.index.reads", "memindex.index.vectors",
     "memindex.index.fresh", "memindex.index.freshen", "memindex.index.health", "memindex.index.provenance",
-    "memindex.retrieval", "memindex.retrieval.query", "memindex.retrieval.legacy", "memindex.retrieval.hits",
+    "memindex.retrieval", "memindex.retrieval.query", "memindex.retrieval.hits",
     "memindex.retrieval.cjk_search", "memindex.retrieval.related", "memindex.semantic", "memindex.semantic.client",
     "memindex.relevance", "memindex.relevance.explain", "memindex.policy", "memindex.policy.inject",
     "memindex.policy.prompt", "memindex.policy.transcript", "memindex.policy.dense", "memindex.policy.staleness",
@@ -44,7 +44,7 @@ LAYERS: list[set[str]] = [
     {"store"},  # the memory files, the root, markers, secrets in a memory's text
     {"runtime"}, {"usage"}, {"trust"}, {"settings", "config"}, {"background"},  # this user's folders; the settings table, read once; detached jobs
     {"index"},  # the derived index: its only writer (sync), readers, freshness, provenance
-    {"retrieval"},  # ranking: query, CJK search, the old matcher
+    {"retrieval"},  # ranking: query, CJK search
     {"semantic"},  # the optional dense channel and its worker
     {"watch"},
     {"write"},  # save, update, retire
@@ -54,7 +54,6 @@ LAYERS: list[set[str]] = [
     {"catalog"},  # the store as a person browses it: listings, one memory whole, what was shown, figures
     {"doctor"},  # the report across every layer
     {"hook", "mcp", "cli", "ui", "__main__"},  # adapters (`python -m memindex` is the CLI's other door)
-    {"evaluation"},  # developer tools over all of it
 ]
 ADAPTERS = {"hook", "mcp", "cli", "ui"}  # __main__ is the CLI
 # Imports against the flow, each with its reason.
@@ -145,9 +144,12 @@ def test_only_the_cli_starts_the_web_page() -> None:
 
 
 def test_no_product_module_imports_the_evaluation_tools() -> None:
+    """The development package (memindex_dev: evaluation, the stand-in embedder) is not in the
+    wheel: the runtime names it in one import only, the stand-in's, which runs only when the
+    environment allows it (locate.standin; tests/test_wheel.py checks that a config cannot)."""
     offenders = sorted(
-        f"{m} imports {i}" for m, deps in GRAPH.items() if not m.startswith("memindex.evaluation")
-        for i in deps if i.startswith("memindex.evaluation")
+        f"{m} imports {i}" for m in MODULES for i in imports_of(m) if i == "memindex_dev" or i.startswith("memindex_dev.")
+        if (m, i) != ("memindex.semantic.model", "memindex_dev.standin")
     )
     assert offenders == []
 
@@ -297,7 +299,6 @@ OPEN_ALLOWED: dict[str, str] = {
     "memindex.relevance": "package data (data/relevance.json, the relevance model's weights)",
     "memindex.hook._settle_streams": "os.devnull in place of a standard stream that cannot be flushed",
     "memindex.watch.mounts.read_mounts": "/proc/self/mountinfo, the kernel's mount table",
-    "memindex.evaluation": "developer tools (benchmarks, evaluation sets); never run on a memory root",
     "memindex.semantic.locate": "embedding model files (a local folder or the model cache), outside the root",
     "memindex.semantic.download": "its failure marker in memindex's cache folder, outside the root",
     "memindex.semantic.model": "the model folder's JSON settings, outside the root (locate found the folder)",

@@ -23,7 +23,7 @@ from memindex.capture.parse import read_transcript
 from memindex.capture.summary import memory_id, summarise
 from memindex.config import parse_config
 from memindex.defaults import CAPTURE_FOLDER, SUMMARY_MAX_BYTES
-from memindex.evaluation.transcripts import TranscriptWriter, write_sessions
+from memindex_dev.evaluation.transcripts import TranscriptWriter, write_sessions
 from memindex.store.schema import validate_memory
 
 SID = "0b7c2d1e-1111-4aaa-8bbb-123456789abc"

@@ -21,7 +21,7 @@ from memindex.capture.parse import read_transcript
 from memindex.capture.prompts import prompt_text, strip_wrappers
 from memindex.capture.summary import summarise
 from memindex.capture.turn import latest_turn
-from memindex.evaluation.transcripts import TranscriptWriter
+from memindex_dev.evaluation.transcripts import TranscriptWriter
 
 REPO = Path(__file__).resolve().parent.parent
 from stresskit.hostile_capture import (CREDENTIAL_FORMS, HOSTILE, MEASURE, PEAK_RSS_MIB, SID, user_entry as _user,

@@ -51,21 +51,20 @@ class TestDefaults:
 class TestValidValues:
     def test_values_are_used(self):
         cfg = parse_config({
-            "retrieval": {"enabled": False, "max_inject": 7, "match_strategy": "title_tags",
+            "retrieval": {"enabled": False, "max_inject": 7, "match_strategy": "fts5_bm25",
                           "relative_cutoff": 0.25, "column_weights": {"title": 2, "body": 0.5}},
-            "categories": {"session_summary": {"retention_days": 30, "description": "Sessions"}},
+            "categories": {"session_summary": {"retention_days": 30}},
             "index": {"lock_timeout_s": 2, "max_file_bytes": 4096},
         })
         assert cfg.warnings == []
         assert cfg["retrieval.enabled"] is False
         assert cfg["retrieval.max_inject"] == 7
-        assert cfg["retrieval.match_strategy"] == "title_tags"
+        assert cfg["retrieval.match_strategy"] == "fts5_bm25"
         assert cfg["retrieval.relative_cutoff"] == 0.25
         assert cfg["retrieval.column_weights.title"] == 2.0 and isinstance(cfg["retrieval.column_weights.title"], float)
         assert cfg["retrieval.column_weights.body"] == 0.5
         assert cfg["retrieval.column_weights.tags"] == DEFAULTS["retrieval.column_weights.tags"]
         assert cfg.retention_days("session_summary") == 30 and cfg.retention_days("decision") == 0
-        assert cfg["categories.session_summary.description"] == "Sessions"
         assert cfg["index.lock_timeout_s"] == 2.0
         assert cfg["index.max_file_bytes"] == 4096
 
@@ -103,7 +102,7 @@ BAD_VALUES = [
     ("retrieval.transcript_context.max_turns", 11, "outside"),
     ("categories.session_summary.retention_days", -5, "outside"),
     ("categories.decision.retention_days", 1.5, "integer"),
-    ("categories.decision.description", 42, "string"),
+    ("retrieval.match_strategy", "title_tags", "was removed (the old keyword matcher"),
     ("index.lock_timeout_s", -1, "outside"),
     ("index.max_file_bytes", 10, "outside"),
     ("watch.debounce_ms", "fast", "number"),

@@ -24,7 +24,7 @@ from memindex import index
 from memindex.capture.job import capture_transcript
 from memindex.config import parse_config
 from memindex.defaults import CAPTURE_FOLDER
-from memindex.evaluation.transcripts import TranscriptWriter
+from memindex_dev.evaluation.transcripts import TranscriptWriter
 from memindex.retrieval.query import latest
 
 HOOK = REPO / "hooks" / "memindex_hook.py"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from memindex.evaluation import beir, checkset, genstore
-from memindex.evaluation import memory as eval_memory
-from memindex.evaluation.memory import RULES_NAME
+from memindex_dev.evaluation import beir, checkset, genstore
+from memindex_dev.evaluation import memory as eval_memory
+from memindex_dev.evaluation.memory import RULES_NAME
 from memindex.store.schema import validate_memory
 
 HARBOR = Path(__file__).resolve().parent.parent / "evalsets" / "harbor"
@@ -161,7 +161,7 @@ def test_session_replay_counts_what_session_awareness_saves(tiny_set: Path, tmp_
     skip_injected the PgBouncer decision comes back on the follow-up, with it it does not."""
     from memindex import index
     from memindex.config import Config, parse_config
-    from memindex.evaluation.sessions import replay
+    from memindex_dev.evaluation.sessions import replay
     from memindex.index.sync import sync
 
     root = tiny_set / ".claude" / "memory"
@@ -180,8 +180,8 @@ def test_session_replay_counts_what_session_awareness_saves(tiny_set: Path, tmp_
 
 
 def _through_hook(tiny_set: Path, semantic: bool) -> tuple[dict[str, dict], list[str]]:
-    from memindex.evaluation.hookrun import run_hook_suite
-    from memindex.evaluation.sets import local_set
+    from memindex_dev.evaluation.hookrun import run_hook_suite
+    from memindex_dev.evaluation.sets import local_set
 
     printed: list[str] = []
     summary = run_hook_suite(sets_from=lambda tmp: local_set("tiny", tiny_set, tmp), semantic=semantic, out=printed.append)
@@ -205,8 +205,8 @@ def test_the_calibrated_model_runs_through_the_real_hook_beside_the_rules(tiny_s
     """`--through-hook --calibrated`: the same prompts through the hook under each policy
     (the user's config turning the model on), each equal to its in-process policy; a hook
     that ignored the setting, or could not load the weights, would differ or inject nothing."""
-    from memindex.evaluation.hookrun import compare_policies
-    from memindex.evaluation.sets import local_set
+    from memindex_dev.evaluation.hookrun import compare_policies
+    from memindex_dev.evaluation.sets import local_set
 
     printed: list[str] = []
     summary = compare_policies(sets_from=lambda tmp: local_set("tiny", tiny_set, tmp), out=printed.append)
@@ -217,7 +217,7 @@ def test_the_calibrated_model_runs_through_the_real_hook_beside_the_rules(tiny_s
 
 
 def test_block_paths_reads_escaped_paths_and_tags() -> None:
-    from memindex.evaluation.hookrun import block_paths
+    from memindex_dev.evaluation.hookrun import block_paths
 
     block = ('<memory-context source=".claude/memory/">\n'
              "- [RUNBOOK] A &amp; B -> .claude/memory/runbooks/a&amp;b.json #tags:x,y\n"

@@ -1,4 +1,4 @@
-"""memindex.evaluation.locomo: LoCoMo conversations as judged memory stores.
+"""memindex_dev.evaluation.locomo: LoCoMo conversations as judged memory stores.
 
 Built on a tiny synthetic LoCoMo-shaped conversation; the real file (CC BY-NC 4.0, never in
 this repository) is used only by the tests that find it at ../shared/data/locomo/."""
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from memindex.evaluation import locomo
+from memindex_dev.evaluation import locomo
 
 REPO = Path(__file__).resolve().parent.parent
 REAL = REPO.parent / "shared" / "data" / "locomo" / "locomo10.json"

@@ -263,8 +263,8 @@ def test_changed_questions_are_re_embedded(root: Path) -> None:
 
 
 def test_the_evaluation_adds_the_blind_questions_to_its_copy(tmp_path: Path) -> None:
-    from memindex.evaluation.memory import RULES_NAME, evaluate_set
-    from memindex.evaluation.sets import add_questions, copy_store
+    from memindex_dev.evaluation.memory import RULES_NAME, evaluate_set
+    from memindex_dev.evaluation.sets import add_questions, copy_store
 
     folder = tmp_path / "set"
     root = folder / ".claude" / "memory"
@@ -292,7 +292,7 @@ def test_the_evaluation_adds_the_blind_questions_to_its_copy(tmp_path: Path) -> 
 
 
 def test_every_judged_set_has_questions_for_each_memory() -> None:
-    from memindex.evaluation.questions import LOCAL_SETS
+    from memindex_dev.evaluation.questions import LOCAL_SETS
 
     for name in LOCAL_SETS:
         folder = REPO / "evalsets" / name
@@ -304,7 +304,7 @@ def test_every_judged_set_has_questions_for_each_memory() -> None:
 
 
 def test_pooled_paraphrase_recall_weighs_each_set_by_its_prompts() -> None:
-    from memindex.evaluation.questions import pooled
+    from memindex_dev.evaluation.questions import pooled
 
     summary = {
         ("a", "dev paraphrase", "v"): {"R@10": 1.0, "positives": 3},

@@ -18,7 +18,7 @@ from memindex.index import vectors
 from memindex.retrieval.query import Filters, search
 from memindex.semantic import fusion
 from memindex.semantic import vectors as semvec
-from memindex.semantic.standin import DIM, HashingEmbedder
+from memindex_dev.standin import DIM, HashingEmbedder
 from memindex.index.sync import sync
 
 HASHING = {"semantic": {"enabled": True, "model": "builtin:hashing"}}

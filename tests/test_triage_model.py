@@ -14,7 +14,7 @@ import pytest
 
 from memindex.capture import score, triage
 from memindex.capture.triage import findings, scored
-from memindex.evaluation.sets import LOCOMO_JSON
+from memindex_dev.evaluation.sets import LOCOMO_JSON
 
 REPO = Path(__file__).resolve().parent.parent
 

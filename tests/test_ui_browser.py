@@ -63,7 +63,7 @@ def playwright():  # type: ignore[no-untyped-def]
 @pytest.fixture()
 def demo(tmp_path: Path) -> Path:
     """The demo project in git, a hostile title, a session the real prompt hook answered."""
-    from memindex.evaluation.transcripts import TranscriptWriter
+    from memindex_dev.evaluation.transcripts import TranscriptWriter
     from memindex.importers.claude_memory import project_key
 
     proj = tmp_path / "demo"

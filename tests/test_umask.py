@@ -24,7 +24,7 @@ import pytest
 
 from conftest import REPO, cli_env, run_cli, search_paths
 from memindex.defaults import CAPTURE_FOLDER
-from memindex.evaluation.transcripts import TranscriptWriter, write_sessions
+from memindex_dev.evaluation.transcripts import TranscriptWriter, write_sessions
 from memindex.store import rootfs
 from memindex.store.atomic import create_exclusive, replace_atomic
 

@@ -19,7 +19,7 @@ from conftest import REPO, cli_env, run_cli
 from memindex import usage
 from memindex.capture.job import capture_transcript
 from memindex.config import Config, parse_config
-from memindex.evaluation.transcripts import TranscriptWriter
+from memindex_dev.evaluation.transcripts import TranscriptWriter
 from memindex.index.sync import sync
 
 HOOK = REPO / "hooks" / "memindex_hook.py"

@@ -24,7 +24,7 @@ import pytest
 from memindex import index
 from memindex.defaults import FOLDERS, INDEX_FILE, INDEX_MD
 from memindex.errors import WatcherRunning
-from memindex.evaluation.bench import wait_for
+from memindex_dev.evaluation.bench import wait_for
 from memindex.index.sync import sync, writer_lock
 from memindex.watch import PollScanner, mount_of, needs_polling, read_mounts
 from memindex.store.marker import Marker, marker_path, watcher_pid

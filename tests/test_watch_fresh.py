@@ -18,7 +18,7 @@ import pytest
 
 from memindex import index
 from memindex.config import Config
-from memindex.evaluation.bench import wait_for
+from memindex_dev.evaluation.bench import wait_for
 from memindex.index import fresh, watched
 from memindex.index import sync as sync_mod
 from memindex.index.sync import sync

@@ -29,7 +29,7 @@ None of it is an absolute BM25 threshold.
 from __future__ import annotations
 
 from ..config import Config
-from ..defaults import CALIBRATED_MIN_DOCS, CAPTURE_FOLDER, CAPTURE_TAG, CATEGORY_PRIORITY, FILE_ANCHOR_MAX
+from ..defaults import CALIBRATED_MIN_DOCS, CAPTURE_FOLDER, CAPTURE_TAG, FILE_ANCHOR_MAX
 from ..defaults import NEAREST_CANDIDATES, STANDOUT_PEERS
 from ..retrieval.hits import Hit
 from ..index import reads
@@ -257,13 +257,6 @@ def decide(
     if not wants_injection(prompt, cfg):
         return outcome
     max_inject = cfg["retrieval.max_inject"]
-    if cfg["retrieval.match_strategy"] == "title_tags":
-        from ..retrieval.legacy import match
-
-        descriptions = {c: cfg[f"categories.{c}.description"] for c in CATEGORY_PRIORITY}
-        outcome.hits = match(conn, prompt, max_inject=max_inject, descriptions=descriptions, now=now)
-        outcome.dense = _dense(conn, dense, outcome.hits)
-        return outcome
     params = params or Params.from_config(cfg)
     names = intents_of(prompt) if cfg["retrieval.intents"] else []
     if "resume" in names:

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from ..config import DEFAULTS
+from ..defaults import STANDIN, STANDIN_ENV
 from ..errors import ModelError, ModelNotFound
 
 DEFAULT_MODEL = str(DEFAULTS["semantic.model"])  # the settings table's default
@@ -196,12 +197,19 @@ def resolve(model: str | os.PathLike[str] = DEFAULT_MODEL, fetch: bool = False) 
     )
 
 
+def standin(model: str | os.PathLike[str]) -> bool:
+    """Whether `model` names the development stand-in and this process may load it: only when
+    its environment says so (the dev package's pytest plugin, the stress kit), never because
+    a config names it."""
+    return os.fspath(model) == STANDIN and os.environ.get(STANDIN_ENV) == "1"
+
+
 def weights_stamp(model: str | os.PathLike[str], fetch: bool = False) -> str:
     """What identifies a model setting's weights without loading them: the folder and its
-    weights file's size and modification time (`builtin:` stand-ins: their name). Raises
+    weights file's size and modification time (the stand-in: its name). Raises
     ModelNotFound like `resolve`."""
-    if os.fspath(model).startswith("builtin:"):
-        return os.fspath(model)
+    if standin(model):
+        return STANDIN
     folder, _ = resolve(model, fetch=fetch)
     try:
         st = os.stat(folder / WEIGHTS)

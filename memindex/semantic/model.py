@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..defaults import ATTN_BUDGET
-from ..errors import ModelError
-from .locate import DEFAULT_MODEL, WEIGHTS, resolve, sha256_file
+from ..defaults import ATTN_BUDGET, STANDIN
+from ..errors import ModelError, ModelNotFound
+from .locate import DEFAULT_MODEL, WEIGHTS, resolve, sha256_file, standin
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     import numpy as np
@@ -260,11 +260,15 @@ def load(model: str | os.PathLike[str] = DEFAULT_MODEL) -> Embedder:
 
     Raises `ModelNotFound` (no local copy; the message says how to get one), `ModelError`
     (a model this runtime cannot run), or ImportError (the `[semantic]` extra is missing).
-    `builtin:hashing` is the test and development stand-in (`standin.HashingEmbedder`).
+    The test stand-in (`locate.standin`) comes from the development package, when this
+    process's environment allows it.
     """
-    if os.fspath(model) == "builtin:hashing":
-        from .standin import HashingEmbedder
-
+    if standin(model):
+        try:
+            from memindex_dev.standin import HashingEmbedder
+        except ImportError as e:
+            raise ModelNotFound(f"{STANDIN}: the test stand-in needs the development package "
+                                f"(pip install -e '.[dev]' in a checkout): {e}") from None
         return HashingEmbedder()  # type: ignore[return-value]
     folder, model_id = resolve(model, fetch=True)
     try:

@@ -19,7 +19,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from memindex.evaluation.transcripts import TranscriptWriter
+from memindex_dev.evaluation.transcripts import TranscriptWriter
 
 from .harness import Context, Project, Row
 from .judge import prompt_payload

@@ -27,7 +27,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from memindex.defaults import CAPTURE_FOLDER
-from memindex.evaluation.transcripts import TranscriptWriter
+from memindex_dev.evaluation.transcripts import TranscriptWriter
 
 from .harness import Context, Project, Row
 from .hostile import session_payload, wait_background

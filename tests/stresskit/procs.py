@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from memindex import hook as hook_mod
-from memindex.evaluation.bench import hook_command
+from memindex_dev.evaluation.bench import hook_command
 
 REPO = Path(__file__).resolve().parents[2]  # the repository: hooks/, memindex/
 HOOK = REPO / "hooks" / "memindex_hook.py"

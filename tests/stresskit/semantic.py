@@ -331,7 +331,7 @@ def vector_health(root: Path, sample: int | None = None, seed: int = 0) -> tuple
 
     from memindex import index
     from memindex.index import vectors
-    from memindex.semantic.standin import HashingEmbedder
+    from memindex_dev.standin import HashingEmbedder
     from memindex.semantic.vectors import embed_text
 
     model = HashingEmbedder()

@@ -23,7 +23,7 @@ from memindex import index
 from memindex.config import Config, parse_config
 from memindex.policy.inject import auto_inject
 from memindex.policy.prompt import enrich
-from memindex.retrieval.legacy import match as legacy_match
+from memindex_dev.evaluation.legacy import match as legacy_match
 from memindex.retrieval.query import Filters, Params, search
 from memindex.text.render import memory_context
 from memindex.index.sync import sync
@@ -93,11 +93,9 @@ class Strategy:
 
     def inject_hits(self, conn, prompt: str, turns: list[str]) -> list:
         if self.legacy_inject is not None:
-            cfg = self.cfg
-            desc = {c: cfg[f"categories.{c}.description"] for c in ("session_summary", "decision", "runbook", "constraint", "tech_debt", "preference")}
             if len(prompt.strip()) < 10:
                 return []
-            return legacy_match(conn, prompt, max_inject=self.legacy_inject, descriptions=desc, now=self.now)
+            return legacy_match(conn, prompt, max_inject=self.legacy_inject, now=self.now)
         dense = self.worker_view(conn, prompt, turns) if self.semantic else None
         got = auto_inject(conn, prompt, self.cfg, turns=turns, now=self.now, params=self.params, dense=dense)
         if got and len(got) < self.min_results:  # the reference plan's "at least top 2" rule
@@ -109,8 +107,7 @@ class Strategy:
 
     def rank(self, conn, prompt: str, turns: list[str]) -> list[tuple[str, float]]:
         if self.legacy_inject is not None:
-            desc = {c: self.cfg[f"categories.{c}.description"] for c in ("session_summary", "decision", "runbook", "constraint", "tech_debt", "preference")}
-            return [(h.path, h.score) for h in legacy_match(conn, prompt, max_inject=10, descriptions=desc, now=self.now)]
+            return [(h.path, h.score) for h in legacy_match(conn, prompt, max_inject=10, now=self.now)]
         text = enrich(prompt, turns, self.cfg)
         if self.semantic:
             from memindex.semantic.fusion import fused_search
@@ -144,7 +141,7 @@ class Strategy:
 def strategies(variants: bool, semantic: bool = False) -> list[Strategy]:
     out = [
         Strategy("old matcher (baseline, max_inject 5)", legacy_inject=5),
-        Strategy("old matcher as title_tags kill switch (max_inject 3)", legacy_inject=3),
+        Strategy("old matcher (max_inject 3)", legacy_inject=3),
         Strategy(RULES_NAME),
         Strategy(CALIBRATED_NAME, CALIBRATED),
     ]

@@ -1,6 +1,10 @@
 """A deterministic stand-in embedder for tests and development: `semantic.model =
 "builtin:hashing"`. Not a language model: no download, no weights, NumPy only.
 
+The runtime loads it only in a process whose environment allows it (`enable()`, which the
+dev package's pytest plugin and the stress kit call; inherited by the hooks and workers they
+start): a config naming it does not make memindex import development code.
+
 Each word (lowercased, stop words dropped) is cut to a stem of its first `STEM` letters (a
 truncation stemmer: `analyze` and `analysis` share `analy`, which Porter's stemmer does not
 give them), hashed to one of `DIM` dimensions with a sign, and the bag of stems is
@@ -11,16 +15,23 @@ takes (sync, fusion, the worker) runs on it in the test suite.
 
 from __future__ import annotations
 
+import os
 import re
 import zlib
 from collections.abc import Sequence
 
-from ..text.words import STOP_WORDS
+from memindex.defaults import STANDIN, STANDIN_ENV
+from memindex.text.words import STOP_WORDS
 
-NAME = "builtin:hashing"
+NAME = STANDIN
 DIM = 384
 STEM = 5
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def enable() -> None:
+    """Let this process, and every process it starts, load the stand-in as `builtin:hashing`."""
+    os.environ[STANDIN_ENV] = "1"
 
 
 def stems(text: str) -> list[str]:

@@ -42,7 +42,7 @@ several ("D26:14, D26:34, D26:42", "D8:6; D9:17", "D9:1 D4:4 D4:6"), "D:11:26" f
 a lone "D" (dropped), `session_N_date_time` keys without a session (conv-26 has dates up to
 session 35 and 19 sessions), "12:xx am" (just after midnight).
 
-Usage: `python -m memindex.evaluation.locomo LOCOMO_JSON DEST` writes `DEST/conv-N/` (a
+Usage: `python -m memindex_dev.evaluation.locomo LOCOMO_JSON DEST` writes `DEST/conv-N/` (a
 project with `.claude/memory/`) and `DEST/conv-N/queries.json` for every conversation.
 Standard library and memindex only.
 """
@@ -57,7 +57,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..write.records import fill_defaults
+from memindex.write.records import fill_defaults
 
 CATEGORY = "preference"
 FOLDER = "preferences"
@@ -279,9 +279,9 @@ def build_all(path: str | Path, dest_dir: str | Path) -> dict[str, list[dict[str
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m memindex.evaluation.locomo LOCOMO_JSON DEST`: build every store, write
+    """`python -m memindex_dev.evaluation.locomo LOCOMO_JSON DEST`: build every store, write
     `DEST/conv-N/queries.json`, print counts."""
-    parser = argparse.ArgumentParser(prog="python -m memindex.evaluation.locomo", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m memindex_dev.evaluation.locomo", description=__doc__.splitlines()[0])
     parser.add_argument("locomo_json", type=Path, help="path to locomo10.json")
     parser.add_argument("dest", type=Path, help="output directory (one project per conversation)")
     args = parser.parse_args(argv)
@@ -353,7 +353,7 @@ def transcript(conv_no: int, n: int, turns: list[dict], first: str, date: str) -
 
 def _writer(conv_no: int, n: int, date: str) -> tuple[str, Any]:
     """A session's id and its TranscriptWriter, dated as the session (`sessions_of`'s UTC date)."""
-    from ..write.validate import parse_utc
+    from memindex.write.validate import parse_utc
     from .transcripts import TranscriptWriter
 
     sid = f"locomo-c{conv_no}-s{n}"

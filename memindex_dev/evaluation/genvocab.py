@@ -1,4 +1,4 @@
-"""The vocabulary of the store generator (memindex.evaluation.genstore) and its template
+"""The vocabulary of the store generator (memindex_dev.evaluation.genstore) and its template
 engine.
 
 The words themselves live in `data/vocabulary.json`; this module turns them into Zipf pools

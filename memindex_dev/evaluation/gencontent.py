@@ -1,4 +1,4 @@
-"""Memory content for the store generator (memindex.evaluation.genstore): which fields each
+"""Memory content for the store generator (memindex_dev.evaluation.genstore): which fields each
 category fills with how many template sentences, the enum fields, and titles."""
 
 from __future__ import annotations

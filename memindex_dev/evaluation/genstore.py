@@ -4,7 +4,7 @@
     modify_one(path, seed)                     # one realistic edit of one memory
 
 Deterministic for a given (count, seed). The vocabulary (data/vocabulary.json, see
-memindex.evaluation.genvocab) is Zipf-distributed: a few terms (PostgreSQL, React, `user_id`,
+memindex_dev.evaluation.genvocab) is Zipf-distributed: a few terms (PostgreSQL, React, `user_id`,
 CI) are everywhere and most are rare; identifiers, paths, commands and service names are
 composed from independent draws, which gives a long tail of compound terms; each memory
 keeps referring to its topic, so terms are bursty; unique tokens (ticket keys, PR numbers,

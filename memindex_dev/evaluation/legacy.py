@@ -1,7 +1,7 @@
 """The old keyword matcher (`memory_retrieve.py`), re-implemented as the reference
 documents specify it: title and tags only, 2/3/1 points. It is the evaluation's baseline
-and the `match_strategy: "title_tags"` kill switch. Its constants are its own on purpose:
-they are the old system's, not memindex's.
+(memory.Strategy's `legacy_inject`), no longer a match_strategy: it recalls less than either
+of memindex's. Its constants are its own on purpose: they are the old system's, not memindex's.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import re
 import sqlite3
 from datetime import datetime, timezone
 
-from ..defaults import CATEGORY_PRIORITY
-from .hits import Hit
-from ..index import reads
+from memindex.defaults import CATEGORY_PRIORITY
+from memindex.retrieval.hits import Hit
+from memindex.index import reads
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
 # The 60 stop words of the investigation files plus the 4 two-letter additions (64).
@@ -26,6 +26,15 @@ STOP_WORDS = frozenset(
     """.split()
 )
 DEEP_CHECK_LIMIT = 20
+# The old system's category descriptions: a prompt word in one adds up to 2 points.
+DESCRIPTIONS = {
+    "session_summary": "High-level summary of work done in a coding session, including goals, outcomes, and next steps",
+    "decision": "Architectural and technical choices with rationale -- why X was chosen over Y",
+    "runbook": "Step-by-step procedures for diagnosing and fixing specific errors or issues",
+    "constraint": "External limitations, platform restrictions and hard rules the project must respect",
+    "tech_debt": "Deferred work, known shortcuts and cleanup items with their priority",
+    "preference": "Conventions and personal preferences for code style, tools and workflow",
+}
 RECENCY_DAYS = 30
 
 
@@ -73,7 +82,7 @@ def match(
     prompt: str,
     *,
     max_inject: int = 5,
-    descriptions: dict[str, str] | None = None,
+    descriptions: dict[str, str] | None = DESCRIPTIONS,
     now: datetime | None = None,
 ) -> list[Hit]:
     """What the old hook would inject (score = its integer points).

@@ -1,6 +1,6 @@
 """Check a judged evaluation set: its memory files and its queries.
 
-    python -m memindex.evaluation.checkset evalsets/harbor
+    python -m memindex_dev.evaluation.checkset evalsets/harbor
 
 A set is a folder with `.claude/memory/<folder>/<id>.json` and `queries.json` (format:
 evalsets/harbor/README.md). Each memory must pass memindex.store.schema.validate_memory, the
@@ -323,7 +323,7 @@ def check_set(set_dir: Path, out=print) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m memindex.evaluation.checkset", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m memindex_dev.evaluation.checkset", description=__doc__.splitlines()[0])
     parser.add_argument("set", type=Path, help="the set's folder (with .claude/memory/ and queries.json)")
     args = parser.parse_args(argv)
     return 1 if check_set(args.set) else 0
