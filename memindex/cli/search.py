@@ -6,6 +6,7 @@ import argparse
 
 from ..config import Config
 from ..defaults import CATEGORIES, CATEGORY_FOLDER, FILE_ANCHOR_MAX
+from ..errors import UsageError
 from ._common import AddParser, clean_arg, emit_json, err, positive_int
 
 EXPLAIN_INTENT = {  # what explain says of an intent that is no kind of memory
@@ -25,7 +26,10 @@ def register(add: AddParser) -> None:
     p.add_argument("--lexical", action="store_true", help="BM25 only, even with semantic.enabled")
     p.set_defaults(handler=cmd_search)
     p = add("explain", example='memindex explain "why do stripe webhooks fail with 400?"')
-    p.add_argument("prompt", nargs="+", help="the prompt, as the hook would see it")
+    p.add_argument("prompt", nargs="*", help="the prompt, as the hook would see it")
+    p.add_argument("--hook-input", metavar="FILE",
+                   help="the JSON Claude Code sends the UserPromptSubmit (or PreToolUse) hook ('-' for stdin): "
+                        "exactly what the hook injects for it, its transcript read as the hook reads it")
     p.add_argument("--file", metavar="PATH",
                    help="what the PreToolUse hook (rule 10, retrieval.tool_anchors) would add when the model "
                         "opens PATH while working on this prompt")
@@ -85,7 +89,16 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
     from ..policy.recall import explain
 
     file = clean_arg(args.file)
-    answer = explain(root, cfg, clean_arg(" ".join(args.prompt)) or "", file=file, allow_sync=not args.no_sync)
+    if args.hook_input is not None:
+        if args.prompt or file is not None:
+            raise UsageError("give either --hook-input or a prompt (and --file), not both")
+        inp, root, cfg = _hook_input(args, root, cfg)
+        file = inp.file
+        answer = explain(root, cfg, "", allow_sync=not args.no_sync, hook_input=inp)
+    elif not args.prompt:
+        raise UsageError("give the prompt to explain, or --hook-input FILE")
+    else:
+        answer = explain(root, cfg, clean_arg(" ".join(args.prompt)) or "", file=file, allow_sync=not args.no_sync)
     _attention(root)
     if args.json:
         emit_json(answer)
@@ -121,6 +134,54 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
             print(f"        use: shown {d['use']['shown']}, opened {d['use']['opened']} (your sessions)")
     print(f"injected: {len(answer['injected'])}")
     return 0
+
+
+def _hook_input(args: argparse.Namespace, root: str, cfg: Config):
+    """The hook's own input (`--hook-input FILE`, '-' for stdin), read as the hook reads it,
+    and the root its `cwd` names (the hook finds its root there; `--root` wins)."""
+    import sys
+
+    from ..defaults import HOOK_MAX_STDIN
+    from ..policy.door import PromptInput
+
+    name = args.hook_input
+    try:
+        if name == "-":
+            raw = sys.stdin.buffer.read(HOOK_MAX_STDIN + 1)
+        else:
+            with open(name, "rb") as fh:
+                raw = fh.read(HOOK_MAX_STDIN + 1)
+    except OSError as exc:
+        raise UsageError(f"--hook-input {name}: {exc.strerror or exc}") from None
+    where = "stdin" if name == "-" else name
+    if len(raw) > HOOK_MAX_STDIN:
+        raise UsageError(f"--hook-input {where}: over {HOOK_MAX_STDIN} bytes, more than the hook reads")
+    import json
+
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
+        raise UsageError(f"--hook-input {where}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"--hook-input {where}: not a JSON object")
+    try:
+        inp = PromptInput.from_hook(data)
+    except ValueError as exc:
+        raise UsageError(f"--hook-input {where}: {exc}") from None
+    cwd = data.get("cwd")
+    if args.root is None and isinstance(cwd, str) and cwd and "\x00" not in cwd:
+        from ..config import load_config
+        from ..store.paths import RootNotFound, find_root
+
+        try:
+            found = find_root(cwd)
+        except (RootNotFound, OSError) as exc:
+            raise UsageError(f"--hook-input {where}: no memory root above its cwd ({exc})") from None
+        if found != root:
+            root, cfg = found, load_config(found)
+            for warning in cfg.warnings:
+                err(f"config: {warning}")
+    return inp, root, cfg
 
 
 def format_source(src: dict[str, str]) -> str:

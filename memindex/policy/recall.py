@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..index.reader import Watch
+    from .door import PromptInput
 
 from ..config import RULE_THRESHOLDS, Config
 from ..defaults import CAPTURE_TAG
@@ -179,42 +180,37 @@ def read_memory(root: str, cfg: Config, path: str, record: str | None = None) ->
 
 
 def explain(
-    root: str, cfg: Config, prompt: str, file: str | None = None, allow_sync: bool = True, watch: Watch | None = None
+    root: str, cfg: Config, prompt: str, file: str | None = None, allow_sync: bool = True, watch: Watch | None = None,
+    hook_input: PromptInput | None = None,
 ) -> dict[str, Any]:
     """What the prompt hook would inject for `prompt` (or, with `file`, what the
     PreToolUse hook would add when the model opens it), and the rule that kept or dropped
-    each memory considered: a JSON-ready dict."""
-    from .inject import decide, on_file, worker_view
-    from ..store.paths import display_prefix
-    from .prompt import dense_text
-    from ..index.reader import open_fresh_reader
+    each memory considered: a JSON-ready dict. `hook_input`: the hook's own input (its
+    transcript and session read as the hook reads them: `policy.door`), in place of
+    `prompt` and `file`; then exactly what the hook decides for it."""
+    from .door import ASKED, PromptInput, decide_file, decide_prompt
 
-    conn = open_fresh_reader(root, cfg, allow_sync=allow_sync, watch=watch)
-    dense, semantic = None, "off (semantic.enabled is false)"
+    exact = hook_input is not None
+    inp = hook_input if exact else PromptInput(prompt, file=file)
+    file = inp.file
+    from ..index.reader import fresh_reader
+
+    reader = fresh_reader(root, cfg, allow_sync=allow_sync, watch=watch)
+    refused = lambda conn, answer: _refusals(conn, root, answer)  # noqa: E731
     if file is not None:
+        decided = decide_file(root, cfg, inp, warn, reader=reader, also=refused, explain=not exact)
         semantic = "not used by the PreToolUse hook"
-    elif cfg["semantic.enabled"]:  # the hook asks the worker; so does explain (it never starts one)
-        from ..defaults import DENSE_K
-        from ..semantic import client
+    else:  # the hook asks the worker; so does explain (it never starts one)
+        decided = decide_prompt(root, cfg, inp, warn, budget_s=1.0, reader=reader, also=refused, explain=True)
+        semantic = {ASKED: "the worker answered" if decided.outcome is not None and decided.outcome.dense is not None
+                    else "the worker did not answer in time: lexical rules alone"}.get(
+            decided.worker, "no worker running: the lexical rules alone (as the hook without it)")
+        if not cfg["semantic.enabled"]:
+            semantic = "off (semantic.enabled is false)"
+    from .inject import Outcome
 
-        pending = client.begin(root, dense_text(prompt, [], cfg), k=DENSE_K, budget_s=1.0)
-        dense = None if pending is None else worker_view(pending)
-        semantic = "the worker was asked" if pending else "no worker running: the lexical rules alone (as the hook without it)"
-    from ..index.reads import invalid_files
-    from ..store.files import refusals
-
-    try:
-        outcome = on_file(conn, file, prompt, cfg) if file is not None else decide(conn, prompt, cfg, dense=dense)
-        from .staleness import apply
-
-        notes = apply(conn, outcome, cfg) if file is None else {}  # the last review's words, as the hook says them
-        refused = refusals(root, invalid_files(conn))  # never considered: the index does not hold them
-    finally:
-        conn.close()
-    if dense is not None:
-        semantic = "the worker answered" if outcome.dense is not None else "the worker did not answer in time: lexical rules alone"
-    prefix = display_prefix(root)
-
+    outcome, notes, refused, prefix, prompt = decided.outcome or Outcome(), decided.notes, decided.refused, \
+        decided.prefix, decided.prompt
     sources = {d.path: source_of(root, d.path, int(cfg["index.max_file_bytes"])) for d in outcome.decisions}
     uses: dict = {}
     if cfg["review.usage"]:  # this user's use of each memory (memindex/usage.py)
@@ -243,6 +239,14 @@ def explain(
             for d in outcome.decisions
         ],
     }
+
+
+def _refusals(conn, root: str, answer) -> None:
+    """The memory files the index refused: never considered, the index does not hold them."""
+    from ..index.reads import invalid_files
+    from ..store.files import refusals
+
+    answer.refused = refusals(root, invalid_files(conn))
 
 
 def source_of(root: str, path: str, max_bytes: int) -> dict[str, str] | None:
