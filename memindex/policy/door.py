@@ -69,21 +69,18 @@ class PromptOutcome:
     review's notes on the hits, the context it was decided in, and for `explain` the files
     the index refused."""
 
-    __slots__ = ("outcome", "notes", "prompt", "turns", "session", "prefix", "worker", "refused", "memo")
+    __slots__ = ("outcome", "hits", "notes", "prompt", "turns", "session", "prefix", "worker", "refused", "memo")
 
     def __init__(self, outcome: Outcome | None, prompt: str, prefix: str, turns: list[str] | None = None,
                  session: Session | None = None) -> None:
         self.outcome, self.prompt, self.prefix = outcome, prompt, prefix
+        self.hits: list = []  # what to inject: the outcome's hits
         self.turns: list[str] = turns or []
         self.session = session
         self.notes: dict[str, str] = {}
         self.worker = OFF
         self.refused: dict[str, str] = {}
         self.memo: dict | None = None  # the session memo a tool call read (the file hook adds to it)
-
-    @property
-    def hits(self) -> list:
-        return self.outcome.hits if self.outcome is not None else []
 
 
 def prompt_context(prompt: str, inp: PromptInput, cfg: Config) -> tuple[list[str], Callable[[], Session | None]]:
@@ -147,6 +144,7 @@ def decide_prompt(
 
         answer.outcome = decide(conn, prompt, cfg, turns=turns, session=session, dense=dense, shown_prefix=prefix,
                                 session_id=inp.session_id)
+        answer.hits = answer.outcome.hits
         if answer.outcome.hits:
             from .staleness import apply
 
@@ -212,6 +210,7 @@ def decide_file(
         from .inject import on_file
 
         answer.outcome = on_file(conn, file, prompt, cfg, turns=turns, session=session, shown_prefix=prefix)
+        answer.hits = answer.outcome.hits
         if also is not None:
             also(conn, answer)
 
