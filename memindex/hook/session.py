@@ -92,17 +92,16 @@ def _session_start_block(root, data: dict, cfg) -> str:
     count = cfg["retrieval.session_start.inject_recent"]
     if count <= 0 or not cfg["retrieval.enabled"]:
         return ""
+    from ..index.reading import read_index
     from ..store.paths import display_prefix
     from ..retrieval.query import latest
     from ..text.render import memory_context
 
     try:
-        conn = index.open_reader(root, busy_ms=1000)
+        hits = read_index(root, cfg, note, lambda conn: latest(conn, "session_summary", count), build=False, refresh=False)
     except index.IndexUnavailable as exc:
         note(str(exc))
         return ""
-    with conn:
-        hits = latest(conn, "session_summary", count)
     return memory_context(hits, display_prefix(root))
 
 

@@ -144,11 +144,11 @@ def decide_prompt(
 
         answer.outcome = decide(conn, prompt, cfg, turns=turns, session=session, dense=dense, shown_prefix=prefix,
                                 session_id=inp.session_id)
-        answer.hits = answer.outcome.hits
         if answer.outcome.hits:
             from .staleness import apply
 
-            answer.notes = apply(conn, answer.outcome, cfg)  # the last review's words on them
+            answer.notes = apply(conn, answer.outcome, cfg)  # the last review's words on them; the dead left out
+        answer.hits = answer.outcome.hits
         if also is not None:
             also(conn, answer)
 

@@ -56,20 +56,24 @@ def search_hits(
     them out altogether). `watch`: a resident reader's own (`index.reader`). `record`: the use
     log's channel the answer is shown to a model by (`search`, `mcp`; memindex/usage.py), when
     review.usage is on."""
+    from ..index.reader import fresh_reader
+    from ..index.reading import read_index
     from ..retrieval.query import Filters, Params, search
-    from ..index.reader import open_fresh_reader
 
-    conn = open_fresh_reader(root, cfg, allow_sync=allow_sync, watch=watch)
-    try:
-        filters = Filters.from_config(cfg, categories=tuple(categories), tag=tag, include_inactive=include_inactive)
-        limit = limit if limit is not None else cfg["retrieval.search_limit"]
-        if cfg["semantic.enabled"] and not lexical:
-            conn = _embedded(conn, root, cfg, allow_sync=allow_sync, progress=progress)
-            hits = _fused(conn, root, cfg, text, limit, Params.from_config(cfg), filters)
-        else:
-            hits = search(conn, text, limit=limit, params=Params.from_config(cfg), filters=filters, related=True)
-    finally:
-        conn.close()
+    filters = Filters.from_config(cfg, categories=tuple(categories), tag=tag, include_inactive=include_inactive)
+    limit = limit if limit is not None else cfg["retrieval.search_limit"]
+
+    def use(conn) -> list[Hit]:
+        if not cfg["semantic.enabled"] or lexical:
+            return search(conn, text, limit=limit, params=Params.from_config(cfg), filters=filters, related=True)
+        embedded = _embedded(conn, root, cfg, allow_sync=allow_sync, progress=progress)
+        try:
+            return _fused(embedded, root, cfg, text, limit, Params.from_config(cfg), filters)
+        finally:
+            if embedded is not conn:
+                embedded.close()
+
+    hits = read_index(root, cfg, warn, use, reader=fresh_reader(root, cfg, allow_sync=allow_sync, watch=watch))
     hits = sorted(hits, key=lambda h: CAPTURE_TAG in h.tags)  # stable: each part keeps its order
     if record and cfg["review.usage"]:
         from .. import usage
@@ -135,14 +139,12 @@ def recent_sessions(root: str, cfg: Config, limit: int, allow_sync: bool = True,
                     record: str | None = None) -> list[Hit]:
     """The latest active session summaries, newest first (what SessionStart can inject);
     `record` as for `search_hits`."""
+    from ..index.reader import fresh_reader
+    from ..index.reading import read_index
     from ..retrieval.query import latest
-    from ..index.reader import open_fresh_reader
 
-    conn = open_fresh_reader(root, cfg, allow_sync=allow_sync, watch=watch)
-    try:
-        hits = latest(conn, "session_summary", limit)
-    finally:
-        conn.close()
+    hits = read_index(root, cfg, warn, lambda conn: latest(conn, "session_summary", limit),
+                      reader=fresh_reader(root, cfg, allow_sync=allow_sync, watch=watch))
     if record and cfg["review.usage"]:
         from .. import usage
 
