@@ -143,3 +143,19 @@ def test_explain_names_what_the_pre_tool_use_hook_adds(tmp_path: Path, capsys: p
     monkeypatch.chdir(project)
     answer = _explain(capsys, "--hook-input", str(path))
     assert answer["injected"] == hook_paths and answer["file"] == str(project / "src/offline/sync.py")
+
+
+@pytest.mark.parametrize("event", ["prompt", "pre-tool-use", "session-start", "stop", "session-end"])
+def test_every_hook_reports_config_warnings_on_stderr(event: str, tmp_path: Path) -> None:
+    """One way for all (hook.config_for): the warning on the hook's one stderr line, exit 0."""
+    import os
+
+    project = tmp_path / "proj"
+    (project / ".claude" / "memory" / "decisions").mkdir(parents=True)
+    env = {**os.environ, "MEMINDEX_CONFIG_JSON": json.dumps({"retrieval": {"max_inject": "many"}})}
+    payload = {"session_id": "w", "cwd": str(project), "prompt": "how do we deploy the api service?",
+               "tool_name": "Read", "tool_input": {"file_path": str(project / "src" / "app.py")}}
+    proc = subprocess.run([sys.executable, "-I", "-S", str(REPO / "hooks" / "memindex_hook.py"), event],
+                          input=json.dumps(payload).encode(), capture_output=True, cwd=project, env=env, timeout=60)
+    assert proc.returncode == 0
+    assert "config: $MEMINDEX_CONFIG_JSON: retrieval.max_inject" in proc.stderr.decode(), proc.stderr

@@ -112,4 +112,3 @@ def build_missing_index(root, say: Say, rebuild: bool = False) -> bool:
     except subprocess.TimeoutExpired:
         say(f"the first sync takes longer than {COLD_SYNC_BUDGET_S:g} s; it goes on in the background")
         return False
-
