@@ -281,7 +281,7 @@ OPEN_ALLOWED: dict[str, str] = {
     "memindex.policy.transcript": "Claude Code's transcript, outside the root (non-blocking, regular files only, bounded tail)",
     "memindex.capture.parse": "Claude Code's transcript, outside the root (non-blocking, regular files only, bounded)",
     "memindex.cli.write": "the user's own --file input",
-    "memindex.cli.search._hook_input": "the user's own --hook-input file (a hook's payload)",
+    "memindex.cli.search.HookInput": "the user's own --hook-input file (a hook's payload)",
     "memindex.cli.candidate": "the user's own --new-info-file input",
     "memindex.store.scaffold": "package data, and .claude/settings.json outside the memory root that `init` edits",
     "memindex.policy.prompt": "package data (data/intents.json)",

@@ -16,7 +16,7 @@ import pytest
 from memindex import hook
 from memindex.cli.main import main as cli
 from memindex.config import Config
-from memindex.evaluation.memory import write_transcript
+from memindex.evaluation.transcripts import TranscriptWriter
 from memindex.evaluation.sets import REPO, local_set
 from memindex.index.sync import sync
 from memindex.policy.transcript import injected_paths
@@ -36,6 +36,22 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, li
         sync(store.root, Config())
         out[name] = (store.root.parent.parent, [q for q in store.queries if q.get("transcript")])
     return out
+
+
+def write_transcript(path: Path, turns: list) -> None:
+    """The earlier turns as Claude Code writes them (evaluation.transcripts): a string is the
+    user's turn, answered; a {role, content} turn is the user's or the assistant's (seven
+    sets write their turns so)."""
+    session = TranscriptWriter(path.stem, str(path.parent))
+    for turn in turns:
+        role, text = ("user", turn) if isinstance(turn, str) else (turn["role"], turn["content"])
+        if role == "user":
+            session.prompt(text)
+            if isinstance(turn, str):
+                session.text("Looking into it.")
+        else:
+            session.text(text)
+    session.write(path)
 
 
 def _payload(project: Path, transcript: Path, q: dict, name: str) -> dict:
@@ -65,7 +81,7 @@ def test_explain_names_what_the_hook_injects_for_every_follow_up(
 ) -> None:
     project, follow_ups = stores[name]
     monkeypatch.chdir(project)
-    injected = context_mattered = 0
+    injected = context_mattered = turns_read = 0
     for n, q in enumerate(follow_ups):
         transcript = tmp_path / f"{q['id']}.jsonl"
         write_transcript(transcript, q["transcript"])
@@ -82,9 +98,11 @@ def test_explain_names_what_the_hook_injects_for_every_follow_up(
         answer = _explain(capsys, "--hook-input", str(hook_input))
         assert answer["injected"] == hook_paths, (q["id"], q["query"])
         assert answer["prompt"] == q["query"]
+        turns_read += bool(answer["turns"])
         injected += bool(hook_paths)
         if hook_paths:  # the prompt alone: explain as before, without the transcript
             context_mattered += _explain(capsys, q["query"])["injected"] != hook_paths
+    assert turns_read, "explain read no earlier turn from any transcript"
     assert injected, "no follow-up of the set injects anything: the comparison says nothing"
     if name == "atlas":  # the follow-ups need their transcript: the prompt alone gets other memories
         assert context_mattered
@@ -99,7 +117,7 @@ def test_explain_reads_the_hook_input_from_stdin(stores: dict, tmp_path: Path, c
     payload = _payload(project, transcript, q, "stdin")
     hook_paths = _block_paths(hook.run("prompt", json.dumps(payload).encode()))
     assert hook_paths
-    monkeypatch.chdir(project)
+    monkeypatch.chdir(tmp_path)  # no project here: the root is looked for from the payload's cwd, as the hook does
     monkeypatch.setattr(sys, "stdin", type("In", (), {"buffer": __import__("io").BytesIO(json.dumps(payload).encode())})())
     assert _explain(capsys, "--hook-input", "-")["injected"] == hook_paths
 
@@ -113,8 +131,9 @@ def test_bad_hook_input_is_a_clear_error(stores: dict, tmp_path: Path, capsys: p
     monkeypatch.chdir(project)
     path = tmp_path / "in.json"
     path.write_bytes(bad)
-    assert cli(["explain", "--hook-input", str(path)]) != 0
-    assert says in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        cli(["explain", "--hook-input", str(path)])
+    assert exit_.value.code == 2 and says in capsys.readouterr().err
 
 
 def test_explain_names_what_the_pre_tool_use_hook_adds(tmp_path: Path, capsys: pytest.CaptureFixture[str],

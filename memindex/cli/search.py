@@ -27,7 +27,7 @@ def register(add: AddParser) -> None:
     p.set_defaults(handler=cmd_search)
     p = add("explain", example='memindex explain "why do stripe webhooks fail with 400?"')
     p.add_argument("prompt", nargs="*", help="the prompt, as the hook would see it")
-    p.add_argument("--hook-input", metavar="FILE",
+    p.add_argument("--hook-input", metavar="FILE", action=HookInput,
                    help="the JSON Claude Code sends the UserPromptSubmit (or PreToolUse) hook ('-' for stdin): "
                         "exactly what the hook injects for it, its transcript read as the hook reads it")
     p.add_argument("--file", metavar="PATH",
@@ -92,7 +92,9 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
     if args.hook_input is not None:
         if args.prompt or file is not None:
             raise UsageError("give either --hook-input or a prompt (and --file), not both")
-        inp, root, cfg = _hook_input(args, root, cfg)
+        from ..policy.door import PromptInput
+
+        inp = PromptInput.from_hook(args.hook_input)
         file = inp.file
         answer = explain(root, cfg, "", allow_sync=not args.no_sync, hook_input=inp)
     elif not args.prompt:
@@ -104,6 +106,10 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
         emit_json(answer)
         return 0
     settings, intent, considered = answer["settings"], answer["intent"], answer["considered"]
+    if "turns" in answer:  # --hook-input: the prompt and the earlier turns it was read with
+        print(f"prompt:   {shown_text(answer['prompt'])}")
+        for turn in answer["turns"]:
+            print(f"turn:     {shown_text(turn)}")
     print("settings: " + ", ".join(f"retrieval.{k}={v}" for k, v in settings.items()))
     for path, why in sorted(answer["refused"].items()):
         print(f"refused:  {shown_path(path)}: {why}")
@@ -136,52 +142,52 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
     return 0
 
 
-def _hook_input(args: argparse.Namespace, root: str, cfg: Config):
-    """The hook's own input (`--hook-input FILE`, '-' for stdin), read as the hook reads it,
-    and the root its `cwd` names (the hook finds its root there; `--root` wins)."""
-    import sys
+class HookInput(argparse.Action):
+    """`--hook-input FILE` ('-' for stdin): the JSON payload Claude Code sends the hook, read
+    and checked while the arguments are parsed, so that the root is looked for from its
+    `cwd` as the hook looks for it (`--root` wins: `root_hint`, memindex/cli/main.py)."""
 
-    from ..defaults import HOOK_MAX_STDIN
-    from ..policy.door import PromptInput
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, name: object,
+                 option: str | None = None) -> None:
+        import json
+        import sys
 
-    name = args.hook_input
-    try:
-        if name == "-":
-            raw = sys.stdin.buffer.read(HOOK_MAX_STDIN + 1)
-        else:
-            with open(name, "rb") as fh:
-                raw = fh.read(HOOK_MAX_STDIN + 1)
-    except OSError as exc:
-        raise UsageError(f"--hook-input {name}: {exc.strerror or exc}") from None
-    where = "stdin" if name == "-" else name
-    if len(raw) > HOOK_MAX_STDIN:
-        raise UsageError(f"--hook-input {where}: over {HOOK_MAX_STDIN} bytes, more than the hook reads")
-    import json
+        from ..defaults import HOOK_MAX_STDIN
 
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError) as exc:
-        raise UsageError(f"--hook-input {where}: not valid JSON ({exc})") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"--hook-input {where}: not a JSON object")
-    try:
-        inp = PromptInput.from_hook(data)
-    except ValueError as exc:
-        raise UsageError(f"--hook-input {where}: {exc}") from None
-    cwd = data.get("cwd")
-    if args.root is None and isinstance(cwd, str) and cwd and "\x00" not in cwd:
-        from ..config import load_config
-        from ..store.paths import RootNotFound, find_root
+        where = "stdin" if name == "-" else str(name)
+        try:
+            if name == "-":
+                raw = sys.stdin.buffer.read(HOOK_MAX_STDIN + 1)
+            else:
+                with open(str(name), "rb") as fh:
+                    raw = fh.read(HOOK_MAX_STDIN + 1)
+        except OSError as exc:
+            raise argparse.ArgumentError(self, f"{where}: {exc.strerror or exc}") from None
+        if len(raw) > HOOK_MAX_STDIN:
+            raise argparse.ArgumentError(self, f"{where}: over {HOOK_MAX_STDIN} bytes, more than the hook reads")
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (ValueError, RecursionError) as exc:
+            raise argparse.ArgumentError(self, f"{where}: not valid JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise argparse.ArgumentError(self, f"{where}: not a JSON object")
+        from ..policy.door import PromptInput
 
         try:
-            found = find_root(cwd)
-        except (RootNotFound, OSError) as exc:
-            raise UsageError(f"--hook-input {where}: no memory root above its cwd ({exc})") from None
-        if found != root:
-            root, cfg = found, load_config(found)
-            for warning in cfg.warnings:
-                err(f"config: {warning}")
-    return inp, root, cfg
+            PromptInput.from_hook(data)
+        except ValueError as exc:
+            raise argparse.ArgumentError(self, f"{where}: {exc}") from None
+        setattr(namespace, self.dest, data)
+        cwd = data.get("cwd")
+        if isinstance(cwd, str) and cwd and "\x00" not in cwd:
+            namespace.root_hint = cwd
+
+
+def shown_text(text: str, limit: int = 160) -> str:
+    """A prompt or turn on one line of the terminal: escaped, bounded."""
+    from ..text.words import sanitize_title
+
+    return sanitize_title(text, limit=limit)
 
 
 def format_source(src: dict[str, str]) -> str:

@@ -228,7 +228,9 @@ def explain(
 
         settings["min_confidence"] = load("semantic" if outcome.dense is not None else "lexical").min_confidence
     return {
-        "prompt": prompt, **({"file": file} if file is not None else {}), "intent": outcome.intent,
+        "prompt": prompt, **({"file": file} if file is not None else {}),
+        **({"turns": decided.turns} if exact else {}),  # the transcript's earlier turns the prompt was read with
+        "intent": outcome.intent,
         "settings": settings, "semantic": semantic,
         "injected": [shown(prefix, h.path) or "" for h in outcome.hits],
         "notes": {shown(prefix, p) or "": n for p, n in notes.items()},
