@@ -25,10 +25,10 @@ HOOK_ALLOWED = {
     "memindex.store", "memindex.store.paths", "memindex.store.rootfs", "memindex.store.marker", "memindex.store.ids",
     "memindex.store.stamps",
     "memindex.index", "memindex.index.db", "memindex.index.schema", "memindex.index.rows", "memindex.index.reads", "memindex.index.vectors",
-    "memindex.index.fresh", "memindex.index.freshen", "memindex.index.health", "memindex.index.provenance",
+    "memindex.index.fresh", "memindex.index.freshen", "memindex.index.reading", "memindex.index.health", "memindex.index.provenance",
     "memindex.retrieval", "memindex.retrieval.query", "memindex.retrieval.hits",
     "memindex.retrieval.cjk_search", "memindex.retrieval.related", "memindex.semantic", "memindex.semantic.client",
-    "memindex.relevance", "memindex.relevance.explain", "memindex.policy", "memindex.policy.inject",
+    "memindex.relevance", "memindex.relevance.explain", "memindex.policy", "memindex.policy.door", "memindex.policy.inject",
     "memindex.policy.prompt", "memindex.policy.transcript", "memindex.policy.dense", "memindex.policy.staleness",
     "memindex.capture", "memindex.capture.triage", "memindex.capture.turn", "memindex.capture.asked",
     "memindex.capture.schedule", "memindex.capture.score", "memindex.capture.sentences", "memindex.capture.prompts",
@@ -283,6 +283,7 @@ OPEN_ALLOWED: dict[str, str] = {
     "memindex.policy.transcript": "Claude Code's transcript, outside the root (non-blocking, regular files only, bounded tail)",
     "memindex.capture.parse": "Claude Code's transcript, outside the root (non-blocking, regular files only, bounded)",
     "memindex.cli.write": "the user's own --file input",
+    "memindex.cli.search.HookInput": "the user's own --hook-input file (a hook's payload)",
     "memindex.cli.candidate": "the user's own --new-info-file input",
     "memindex.store.scaffold": "package data, and .claude/settings.json outside the memory root that `init` edits",
     "memindex.policy.prompt": "package data (data/intents.json)",
@@ -359,3 +360,139 @@ def test_the_open_check_sees_every_kind_of_call(tmp_path: Path, monkeypatch: pyt
         ("memindex.probe.f", "open"), ("memindex.probe.f", "os.open"), ("memindex.probe.f", "....read_text"),
         ("memindex.probe.C.g", "p.write_bytes"),
     ]
+
+
+# --- the prompt path's trip, and one door per action ------------------------------------
+
+# The trip's layers, top to bottom (a module's layer: its package under memindex/).
+TRIP_LAYERS = {"hook": 5, "policy": 4, "relevance": 4, "retrieval": 3, "index": 2, "store": 1}
+# Calls up a layer on the prompt path, each with its reason.
+CLIMBS_ALLOWED = {
+    ("memindex.index.reading", "memindex.policy.door", "use"):
+        "read_index runs the door's decision on the connection it opened (and again after a rebuild)",
+}
+
+_TRACE = r"""
+import json, sys
+sys.path.insert(0, {repo!r})
+calls = []
+def profile(frame, event, arg):
+    if event == "call":
+        callee, back = frame.f_globals.get("__name__", ""), frame.f_back
+        caller = back.f_globals.get("__name__", "") if back is not None else ""
+        if callee != caller and callee.startswith("memindex") and caller.startswith("memindex"):
+            calls.append((caller, callee, frame.f_code.co_name))
+from memindex import hook
+sys.setprofile(profile)
+out = hook.run("prompt", sys.stdin.buffer.read())
+sys.setprofile(None)
+print(json.dumps({{"out": out, "calls": calls}}))
+"""
+
+
+def _trip_layer(module: str) -> int | None:
+    return TRIP_LAYERS.get(module.split(".")[1]) if "." in module else None
+
+
+@pytest.fixture(scope="module")
+def prompt_trip(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, str, str]]:
+    """Every call from one memindex module into another during one injecting follow-up
+    prompt, through the hook as Claude Code runs it (`python3 -I -S`): (caller, callee,
+    function), in order."""
+    import json
+    import subprocess
+
+    from memindex.config import Config
+    from memindex_dev.evaluation.memory import write_transcript
+    from memindex_dev.evaluation.sets import REPO, local_set
+    from memindex.index.sync import sync
+
+    tmp = tmp_path_factory.mktemp("trip")
+    store = local_set("atlas", REPO / "evalsets" / "atlas", tmp)[0]
+    sync(store.root, Config())
+    q = next(q for q in store.queries if q["id"] == "a034")  # "ok whats the status on that, how far did we get"
+    transcript = tmp / "t.jsonl"
+    write_transcript(transcript, q["transcript"])
+    payload = {"prompt": q["query"], "cwd": str(store.root.parent.parent), "transcript_path": str(transcript),
+               "session_id": "trip"}
+    proc = subprocess.run([sys.executable, "-I", "-S", "-c", _TRACE.format(repo=str(REPO))],
+                          input=json.dumps(payload).encode(), capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    traced = json.loads(proc.stdout)
+    assert "ios-no-offline-mode" in traced["out"]  # the path that injects, with the transcript's turn
+    return [tuple(c) for c in traced["calls"]]
+
+
+def test_the_prompt_path_never_climbs_back_up_a_layer(prompt_trip: list) -> None:
+    """adapter -> policy -> retrieval -> index -> store: no call goes up a layer, but for
+    the allow-listed callbacks."""
+    climbs = sorted({c for c in prompt_trip if (a := _trip_layer(c[0])) is not None and (b := _trip_layer(c[1])) is not None
+                     and b > a and c not in CLIMBS_ALLOWED})
+    assert climbs == []
+
+
+def test_the_hook_enters_each_layer_at_most_twice(prompt_trip: list) -> None:
+    """The adapter's part of the trip: the policy entered through its door only (the input,
+    the decision), no lower layer but the root's lookup; nothing decided in the hook."""
+    from collections import Counter
+
+    entered = Counter(_trip_layer(callee) for caller, callee, _ in prompt_trip
+                      if caller.startswith("memindex.hook") and _trip_layer(callee) not in (None, TRIP_LAYERS["hook"]))
+    assert max(entered.values()) <= 2, entered
+    into_policy = sorted({(callee, name) for caller, callee, name in prompt_trip
+                          if caller.startswith("memindex.hook") and _trip_layer(callee) == TRIP_LAYERS["policy"]})
+    assert into_policy == [("memindex.policy.door", "decide_prompt"), ("memindex.policy.door", "from_hook")]
+    assert not entered[TRIP_LAYERS["retrieval"]] and not entered[TRIP_LAYERS["index"]]
+
+
+def test_the_trip_goes_down_in_order(prompt_trip: list) -> None:
+    """Each layer is first entered after the one above it: adapter, policy, then the index
+    is opened (index.reading), retrieval ranks, and the relevance model decides last."""
+    first: dict[str, int] = {}
+    for n, (_, callee, name) in enumerate(prompt_trip):
+        first.setdefault(callee, n)
+    assert first["memindex.policy.door"] < first["memindex.index.reading"] < first["memindex.policy.inject"]
+    assert first["memindex.policy.inject"] < first["memindex.retrieval.query"] < first["memindex.relevance"]
+
+
+# Which door each adapter calls for each action (module -> the door functions it must call).
+DOORS: dict[str, dict[str, str]] = {
+    "prompt": {"memindex.hook": "decide_prompt", "memindex.hook.file": "decide_file",
+               "memindex.policy.recall": "decide_prompt"},
+    "explain": {"memindex.cli.search": "explain", "memindex.mcp.server": "explain", "memindex.ui.pages": "explain"},
+    "search": {"memindex.cli.search": "search_hits", "memindex.mcp.server": "search_hits", "memindex.ui.pages": "search_hits"},
+    # the MCP tool saves through the candidate flow (`save_new`: find_candidate, then save_memory), the model's two
+    # steps in one; the CLI has them as two commands (`memindex candidate`, `memindex save`)
+    "save": {"memindex.cli.write": "save_memory", "memindex.mcp.server": "save_new"},
+}
+# The policy's deciding functions: only the door (and the evaluation tools, which measure the policy) call them.
+DECIDERS = {"decide", "on_file", "auto_inject", "select_for_injection"}
+
+
+def _called_names(module: str) -> set[str]:
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            names.add(func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else "")
+    return names
+
+
+@pytest.mark.parametrize("action", sorted(DOORS))
+def test_the_adapters_call_one_door_per_action(action: str) -> None:
+    missing = sorted(f"{m} does not call {door}" for m, door in DOORS[action].items() if door not in _called_names(m))
+    assert missing == []
+
+
+def test_only_the_door_calls_the_policy_deciders() -> None:
+    offenders = sorted(f"{m} calls {name}" for m in MODULES
+                       if not m.startswith("memindex_dev.evaluation") and m not in ("memindex.policy.door", "memindex.policy.inject")
+                       for name in _called_names(m) & DECIDERS)
+    assert offenders == []
+
+
+def test_the_door_check_sees_a_direct_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "probe.py").write_text("from memindex.policy import inject\ndef f(conn, cfg):\n    return inject.decide(conn, 'x', cfg)\n")
+    monkeypatch.setitem(MODULES, "memindex.probe", tmp_path / "probe.py")
+    assert _called_names("memindex.probe") & DECIDERS == {"decide"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from memindex.evaluation.bench import wait_for
+from memindex_dev.evaluation.bench import wait_for
 from memindex.watch import Log, Watcher
 
 

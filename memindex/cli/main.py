@@ -184,7 +184,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if COMMANDS[args.command][2]:
             from ..store.paths import find_root
 
-            root = find_root(args.root, explicit=args.root is not None)
+            # `explain --hook-input`: from the payload's cwd, as the hook looks for its root
+            root = find_root(args.root if args.root is not None else getattr(args, "root_hint", None),
+                             explicit=args.root is not None)
             args.root_path = root
             if not os.access(root, os.R_OK | os.X_OK):
                 err(f"cannot read the memory root {root}: permission denied")

@@ -6,6 +6,7 @@ import argparse
 
 from ..config import Config
 from ..defaults import CATEGORIES, CATEGORY_FOLDER, FILE_ANCHOR_MAX
+from ..errors import UsageError
 from ._common import AddParser, clean_arg, emit_json, err, positive_int
 
 EXPLAIN_INTENT = {  # what explain says of an intent that is no kind of memory
@@ -25,7 +26,10 @@ def register(add: AddParser) -> None:
     p.add_argument("--lexical", action="store_true", help="BM25 only, even with semantic.enabled")
     p.set_defaults(handler=cmd_search)
     p = add("explain", example='memindex explain "why do stripe webhooks fail with 400?"')
-    p.add_argument("prompt", nargs="+", help="the prompt, as the hook would see it")
+    p.add_argument("prompt", nargs="*", help="the prompt, as the hook would see it")
+    p.add_argument("--hook-input", metavar="FILE", action=HookInput,
+                   help="the JSON Claude Code sends the UserPromptSubmit (or PreToolUse) hook ('-' for stdin): "
+                        "exactly what the hook injects for it, its transcript read as the hook reads it")
     p.add_argument("--file", metavar="PATH",
                    help="what the PreToolUse hook (rule 10, retrieval.tool_anchors) would add when the model "
                         "opens PATH while working on this prompt")
@@ -85,12 +89,27 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
     from ..policy.recall import explain
 
     file = clean_arg(args.file)
-    answer = explain(root, cfg, clean_arg(" ".join(args.prompt)) or "", file=file, allow_sync=not args.no_sync)
+    if args.hook_input is not None:
+        if args.prompt or file is not None:
+            raise UsageError("give either --hook-input or a prompt (and --file), not both")
+        from ..policy.door import PromptInput
+
+        inp = PromptInput.from_hook(args.hook_input)
+        file = inp.file
+        answer = explain(root, cfg, "", allow_sync=not args.no_sync, hook_input=inp)
+    elif not args.prompt:
+        raise UsageError("give the prompt to explain, or --hook-input FILE")
+    else:
+        answer = explain(root, cfg, clean_arg(" ".join(args.prompt)) or "", file=file, allow_sync=not args.no_sync)
     _attention(root)
     if args.json:
         emit_json(answer)
         return 0
     settings, intent, considered = answer["settings"], answer["intent"], answer["considered"]
+    if "turns" in answer:  # --hook-input: the prompt and the earlier turns it was read with
+        print(f"prompt:   {shown_text(answer['prompt'])}")
+        for turn in answer["turns"]:
+            print(f"turn:     {shown_text(turn)}")
     print("settings: " + ", ".join(f"retrieval.{k}={v}" for k, v in settings.items()))
     for path, why in sorted(answer["refused"].items()):
         print(f"refused:  {shown_path(path)}: {why}")
@@ -121,6 +140,54 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
             print(f"        use: shown {d['use']['shown']}, opened {d['use']['opened']} (your sessions)")
     print(f"injected: {len(answer['injected'])}")
     return 0
+
+
+class HookInput(argparse.Action):
+    """`--hook-input FILE` ('-' for stdin): the JSON payload Claude Code sends the hook, read
+    and checked while the arguments are parsed, so that the root is looked for from its
+    `cwd` as the hook looks for it (`--root` wins: `root_hint`, memindex/cli/main.py)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, name: object,
+                 option: str | None = None) -> None:
+        import json
+        import sys
+
+        from ..defaults import HOOK_MAX_STDIN
+
+        where = "stdin" if name == "-" else str(name)
+        try:
+            if name == "-":
+                raw = sys.stdin.buffer.read(HOOK_MAX_STDIN + 1)
+            else:
+                with open(str(name), "rb") as fh:
+                    raw = fh.read(HOOK_MAX_STDIN + 1)
+        except OSError as exc:
+            raise argparse.ArgumentError(self, f"{where}: {exc.strerror or exc}") from None
+        if len(raw) > HOOK_MAX_STDIN:
+            raise argparse.ArgumentError(self, f"{where}: over {HOOK_MAX_STDIN} bytes, more than the hook reads")
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (ValueError, RecursionError) as exc:
+            raise argparse.ArgumentError(self, f"{where}: not valid JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise argparse.ArgumentError(self, f"{where}: not a JSON object")
+        from ..policy.door import PromptInput
+
+        try:
+            PromptInput.from_hook(data)
+        except ValueError as exc:
+            raise argparse.ArgumentError(self, f"{where}: {exc}") from None
+        setattr(namespace, self.dest, data)
+        cwd = data.get("cwd")
+        if isinstance(cwd, str) and cwd and "\x00" not in cwd:
+            namespace.root_hint = cwd
+
+
+def shown_text(text: str, limit: int = 160) -> str:
+    """A prompt or turn on one line of the terminal: escaped, bounded."""
+    from ..text.words import sanitize_title
+
+    return sanitize_title(text, limit=limit)
 
 
 def format_source(src: dict[str, str]) -> str:

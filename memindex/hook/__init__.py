@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ..defaults import DENSE_K, FILES_TAIL_BYTES, HOOK_BUDGET_S as BUDGET_S, HOOK_MAX_STDIN as MAX_STDIN
+from ..defaults import HOOK_BUDGET_S as BUDGET_S, HOOK_MAX_STDIN as MAX_STDIN
 from ..lean import loads
 
 
@@ -60,147 +60,58 @@ def _root_for(path: object):
         raise Quiet(f"no .claude/memory above {_short(path)}") from None
 
 
-_ABSENT = object()  # no worker answers: start one once the prompt is answered
-
-
-def on_prompt(data: dict) -> str:
-    """UserPromptSubmit: the few memories that clearly matter, or nothing."""
-    prompt = data.get("prompt")
-    if not isinstance(prompt, str):
-        prompt = data.get("user_prompt")
-    if not isinstance(prompt, str):
-        raise Quiet("hook input has no prompt")
-    root = _root_for(data.get("cwd"))
+def config_for(root, say=note):
+    """The root's settings, each warning in them said (`note`: one stderr line for the
+    call): the one way every hook reads its config."""
     from ..config import load_config
 
     cfg = load_config(root)
     for warning in cfg.warnings:
-        note(f"config: {warning}")
-    from ..policy.prompt import needs_context, wants_injection
+        say(f"config: {warning}")
+    return cfg
 
-    if not wants_injection(prompt, cfg):
-        return ""
-    transcript = data.get("transcript_path")
-    if not isinstance(transcript, str) or not transcript:
-        transcript = None  # nothing to read: the transcript module is not even loaded
-    want_turns = transcript is not None and needs_context(prompt, cfg)
-    want_session = transcript is not None and (cfg["retrieval.skip_injected"] or cfg["retrieval.file_anchors"])
-    tail, turns, session = None, [], None
-    if want_turns or want_session:
-        from ..policy.transcript import read_tail
 
-        scan = cfg["retrieval.transcript_context.scan_bytes"] if want_session else 0
-        tail = read_tail(transcript, max(scan, cfg["retrieval.transcript_context.tail_bytes"] if want_turns else 0))
-    if want_turns:
-        from ..policy.transcript import recent_user_turns
-
-        turns = recent_user_turns(
-            transcript,
-            max_turns=cfg["retrieval.transcript_context.max_turns"],
-            tail_bytes=cfg["retrieval.transcript_context.tail_bytes"],
-            skip=prompt,
-            tail=tail,
-        )
-    dense = _ask_worker(root, prompt, turns, cfg) if cfg["semantic.enabled"] else None  # it embeds meanwhile
-    if want_session:
-        from ..policy.transcript import read_session
-
-        session = read_session(transcript, cfg["retrieval.transcript_context.scan_bytes"], FILES_TAIL_BYTES, tail)
-    from ..store.paths import display_prefix
-
-    prefix = display_prefix(root)
-    options = {"turns": turns, "session": session, "dense": dense if dense is not _ABSENT else None, "shown_prefix": prefix,
-               "session_id": data.get("session_id")}
-    from .. import index
-    from ..lean import sqlite3
+def on_prompt(data: dict) -> str:
+    """UserPromptSubmit: the few memories that clearly matter, or nothing (the policy's
+    door decides, `policy.door`); then what only the hook does: the session memo, the use
+    log, a worker started for the next prompt."""
+    from ..policy.door import ABSENT, PromptInput, decide_prompt
 
     try:
-        outcome = _answer(root, prompt, cfg, options)
-    except index.IndexTooNew as exc:
-        raise Quiet(str(exc)) from None  # never rebuilt by this older copy (SessionStart tells the user)
-    except index.IndexUnavailable as exc:
-        from ..index import freshen
+        inp = PromptInput.from_hook(data)
+    except ValueError as exc:
+        raise Quiet(str(exc)) from None
+    if inp.prompt is None:
+        raise Quiet("hook input has no prompt")
+    root = _root_for(data.get("cwd"))
+    cfg = config_for(root)
+    from .. import index
 
-        if not freshen.build_missing_index(root, note):
-            raise Quiet(str(exc)) from None
-        outcome = _answer(root, prompt, cfg, options)
-    except sqlite3.DatabaseError as exc:
-        if not index.is_corruption(exc):
-            raise
-        # Damaged pages past the header: readers cannot see it on opening, so the repair
-        # starts here, instead of the hook staying silent on every prompt.
-        note(f"the index is damaged ({exc})")
-        from ..index import freshen
-
-        if not freshen.build_missing_index(root, note, rebuild=True):
-            raise Quiet("a rebuild was started") from None
-        outcome = _answer(root, prompt, cfg, options)
+    try:
+        answer = decide_prompt(root, cfg, inp, note)
+    except index.IndexUnavailable as exc:  # IndexTooNew included: SessionStart tells the user
+        raise Quiet(str(exc)) from None
+    if answer.outcome is None:
+        return ""
     from ..text.render import memory_context, shown
 
-    outcome, notes = outcome
-    hits = outcome.hits
-    block = memory_context(hits, prefix, notes)
+    hits, prefix, prompt = answer.hits, answer.prefix, answer.prompt
+    block = memory_context(hits, prefix, answer.notes)
     # for the PreToolUse hook, and for the Stop hook's save prompts: Claude Code writes the
     # transcript lazily, so at Stop the turn's prompt may not be in it yet (tests/e2e)
     if (cfg["retrieval.tool_anchors"] and cfg["retrieval.file_anchors"]) or cfg["capture.save_prompts"]:
         from .. import runtime as memo
 
-        memo.remember(data.get("session_id"), prompt, turns, [shown(prefix, h.path) or "" for h in hits])
+        memo.remember(inp.session_id, prompt, answer.turns, [shown(prefix, h.path) or "" for h in hits])
     if cfg["review.usage"]:
         from .. import usage
 
-        usage.record_prompt(root, data.get("session_id"), prompt, *usage.decision_lists(outcome))
-    if dense is _ABSENT:  # started after the answer: the new worker's start-up does not slow this prompt
+        usage.record_prompt(root, inp.session_id, prompt, *usage.decision_lists(answer.outcome))
+    if answer.worker == ABSENT:  # started after the answer: the new worker's start-up does not slow this prompt
         from ..semantic import client
 
         client.restart(root, client.session_parent())
     return block
-
-
-def _answer(root, prompt: str, cfg, options: dict):
-    """What to inject and why (the policy's Outcome) and the last review's notes on it
-    (policy/staleness.py), from a read-only connection (a stale index is refreshed for
-    next time)."""
-    from .. import index
-    from ..policy.inject import decide
-
-    conn = index.open_reader(root, busy_ms=1000)
-    try:
-        index.refresh(conn, root, note, cfg["documents.paths"])
-        outcome = decide(conn, prompt, cfg, **options)
-        notes = {}
-        if outcome.hits:
-            from ..policy.staleness import apply
-
-            notes = apply(conn, outcome, cfg)
-        return outcome, notes
-    finally:
-        conn.close()
-
-
-def _ask_worker(root, prompt: str, turns: list[str], cfg):
-    """Send the prompt to the resident worker now, so that it embeds while the lexical
-    search runs; returns the callable that collects its answer for the lexical candidates
-    (within semantic.hook_budget_ms in all), None when the worker cannot be asked, or
-    _ABSENT when there is none: the hook then starts one for the next prompt (at most once
-    per SPAWN_GUARD_S, `defaults`), once this prompt's answer is ready."""
-    from ..policy.prompt import dense_text
-    from ..semantic import client
-
-    pending = client.begin(root, dense_text(prompt, turns, cfg), k=DENSE_K, budget_s=cfg["semantic.hook_budget_ms"] / 1000.0)
-    if pending is None:  # silent, as without the semantic channel; only a hostile socket folder is said
-        if client.last_failure == "absent":
-            return _ABSENT
-        if client.last_failure == "unsafe":
-            note(f"semantic worker not used: {client.runtime_dir()} is not a private folder of this user")
-        return None
-
-    def collect(rowids: list[int]):
-        from ..policy.inject import worker_view  # loaded by then: the policy is the caller
-
-        return worker_view(pending)(rowids)
-
-    return collect
 
 
 def keep_fresh(data: dict) -> str:

@@ -21,63 +21,31 @@ if TYPE_CHECKING:
 
 
 def answer(data: dict, root: str, note: Callable[[str], None]) -> str:
-    """What the hook prints for this PreToolUse payload of the memory root `root` (config
-    warnings go to `note`); raises index.IndexUnavailable when there is no index."""
-    tool_input = data.get("tool_input")
-    path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
-    if not isinstance(path, str) or not path or "\x00" in path:
+    """What the hook prints for this PreToolUse payload of the memory root `root` (the
+    policy's door decides, `policy.door.decide_file`; config warnings go to `note`);
+    raises index.IndexUnavailable when there is no index."""
+    from ..policy.door import PromptInput, decide_file
+
+    inp = PromptInput.from_hook({k: v for k, v in data.items() if k not in ("prompt", "user_prompt")})
+    if inp.file is None:
         return ""
-    if not os.path.isabs(path) and isinstance(data.get("cwd"), str):
-        path = os.path.join(data["cwd"], path)
     from ..store.paths import inside
 
-    if inside(os.path.abspath(path), os.path.abspath(root)):
+    if inside(os.path.abspath(inp.file), os.path.abspath(root)):
         return ""  # a memory file: the write path's business, not a file at hand
-    from ..config import load_config
+    from . import config_for
 
-    cfg = load_config(root)
-    for warning in cfg.warnings:
-        note(f"config: {warning}")
-    if not (cfg["retrieval.enabled"] and cfg["retrieval.tool_anchors"] and cfg["retrieval.file_anchors"]):
-        return ""
-    from .. import runtime as memo
-    from ..policy.transcript import Session, read_session, read_tail, recent_user_turns
-
-    session_id = data.get("session_id")
-    left = memo.recall(session_id)
-    transcript = data.get("transcript_path") if isinstance(data.get("transcript_path"), str) else None
-    scan = cfg["retrieval.transcript_context.scan_bytes"] if cfg["retrieval.skip_injected"] else 0
-    tail_bytes = cfg["retrieval.transcript_context.tail_bytes"]
-    need = scan if left is not None else max(scan, tail_bytes)  # the memo holds the prompt: turns are not read
-    tail = read_tail(transcript, need) if transcript and need else None
-    if left is not None:
-        prompt, turns = left["prompt"], left["turns"]
-    else:
-        turns = recent_user_turns(transcript, cfg["retrieval.transcript_context.max_turns"] + 1, tail_bytes, tail=tail)
-        if not turns:
-            return ""  # no prompt to fit the memories to
-        prompt, turns = turns[-1], turns[:-1]
-    session = read_session(transcript, scan, 0, tail) if scan and transcript else Session()
-    if scan and left is not None:
-        for shown in left["shown"]:  # shown this turn: maybe not in the transcript yet
-            session.injected[shown] = float("inf")
-    from .. import index
-    from ..policy.inject import on_file
-    from ..store.paths import display_prefix
-
-    prefix = display_prefix(root)
-    conn = index.open_reader(root, busy_ms=1000)
-    try:
-        hits = on_file(conn, path, prompt, cfg, turns=turns, session=session, shown_prefix=prefix).hits
-    finally:
-        conn.close()
+    decided = decide_file(root, config_for(root, note), inp, note)
+    hits, prefix = decided.hits, decided.prefix
     from ..text.render import memory_context, shown
 
     block = memory_context(hits, prefix)
     if not block:
         return ""
-    if left is not None:
-        memo.add_shown(session_id, left, [shown(prefix, h.path) or "" for h in hits])
+    if decided.memo is not None:
+        from .. import runtime as memo
+
+        memo.add_shown(inp.session_id, decided.memo, [shown(prefix, h.path) or "" for h in hits])
     from ..lean import dumps
 
     return dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": block}}) + "\n"
@@ -87,7 +55,6 @@ def on_pre_tool_use(data: dict) -> str:
     """PreToolUse on Read|Edit|MultiEdit|Write: the memories of the file at hand."""
     root = _root_for(data.get("cwd"))
     from .. import index
-    from .file import answer
 
     try:
         return answer(data, root, note)

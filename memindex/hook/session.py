@@ -3,7 +3,7 @@ Stop (session capture, save prompts) and SessionEnd (the final capture)."""
 
 from __future__ import annotations
 
-from . import Quiet, _root_for, note
+from . import Quiet, _root_for, config_for, note
 
 def on_session_start(data: dict) -> str:
     """SessionStart: refresh the index in the background; tell the user (not the model)
@@ -12,10 +12,9 @@ def on_session_start(data: dict) -> str:
     docs/evaluation.md)."""
     root = _root_for(data.get("cwd"))
     from .. import index
-    from ..config import load_config
     from ..index import freshen, health
 
-    cfg = load_config(root)
+    cfg = config_for(root)
     attention = None
     try:
         conn = index.open_reader(root, busy_ms=1000)
@@ -94,17 +93,16 @@ def _session_start_block(root, data: dict, cfg) -> str:
     count = cfg["retrieval.session_start.inject_recent"]
     if count <= 0 or not cfg["retrieval.enabled"]:
         return ""
+    from ..index.reading import read_index
     from ..store.paths import display_prefix
     from ..retrieval.query import latest
     from ..text.render import memory_context
 
     try:
-        conn = index.open_reader(root, busy_ms=1000)
+        hits = read_index(root, cfg, note, lambda conn: latest(conn, "session_summary", count), build=False, refresh=False)
     except index.IndexUnavailable as exc:
         note(str(exc))
         return ""
-    with conn:
-        hits = latest(conn, "session_summary", count)
     return memory_context(hits, display_prefix(root))
 
 
@@ -126,20 +124,16 @@ def on_stop(data: dict) -> str:
     background (a session killed before its end still has one); then at most one save
     prompt for what the latest turn decided, fixed, found, deferred or was asked to
     remember (the only output; the stop goes on without it)."""
-    from ..config import load_config
-
     root = _root_for(data.get("cwd"))
-    cfg = load_config(root)  # once for both
+    cfg = config_for(root)  # once for both
     capture_session(root, data, cfg)
     return save_prompt(data, cfg)
 
 
 def on_session_end(data: dict) -> str:
     """SessionEnd: the final capture (coalesced with the last Stop's)."""
-    from ..config import load_config
-
     root = _root_for(data.get("cwd"))
-    capture_session(root, data, load_config(root))
+    capture_session(root, data, config_for(root))
     return ""
 
 

@@ -21,6 +21,7 @@ from .watched import is_current_asking_watcher
 
 TYPE_CHECKING = False  # annotations only: `search` never imports typing
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Protocol
 
     class Watch(Protocol):
@@ -59,6 +60,16 @@ def open_fresh_reader(
     if synced and watch is not None:
         watch.confirm(token, conn)
     return conn
+
+
+def fresh_reader(root, cfg, allow_sync: bool = True, watch=None) -> Callable[[], sqlite3.Connection]:
+    """`read_index`'s reader for the CLI, MCP and UI: the index after an incremental sync
+    when a file changed (`open_fresh_reader`)."""
+
+    def open_it():
+        return open_fresh_reader(root, cfg, allow_sync=allow_sync, watch=watch)
+
+    return open_it
 
 
 def sync_then_open(

@@ -1,8 +1,9 @@
 """The injection policy: which memories the prompt hook puts in front of the assistant.
 
-The hook, `memindex explain` and the evaluation call `decide`, so all see the same policy:
+Every adapter reaches it through one door (`policy.door`: the hooks, `memindex explain`,
+the MCP server), and the evaluation calls `decide` itself, so all see the same policy:
 
-- what is not about relevance is a rule under every strategy: a prompt that asks to resume
+- what is not about relevance holds under every strategy: a prompt that asks to resume
   earlier work ("where did we leave off?") gets the session summary on its topic, or the
   latest (`_resume`); a prompt that asks for one kind of memory ("is there a runbook for
   ...", `policy.prompt`) gets only that kind on its topic, or nothing; a memory this session
@@ -11,15 +12,16 @@ The hook, `memindex explain` and the evaluation call `decide`, so all see the sa
 - the candidates (`candidate_pool`): the ten best word matches of the prompt's topic, the
   memories whose `related_files` name a file the prompt names or the session touched, and
   with the semantic worker the prompt's nearest memories by meaning;
-- by default (`match_strategy: calibrated`) the relevance model (`memindex.relevance`)
-  decides among them: P(relevant) against its bar, at most `max_inject`;
-- the hand-set rules (`fts5_bm25`, and stores under CALIBRATED_MIN_DOCS memories,
-  `by_rules`): the top hits scoring at least `relative_cutoff` of the best, each covering
-  `min_coverage` of the prompt's IDF mass and `min_relative_coverage` of the best pick's
-  (half for a file-anchored memory); a question about the world ("how does X work?") only
-  by a memory holding all its words; with the worker, a word match whose cosine trails the
-  nearest memory's by `semantic.max_cosine_gap` dropped, and the nearest memory added when
-  it stands `semantic.min_standout` above the next nine;
+- the default (`match_strategy: calibrated`, from CALIBRATED_MIN_DOCS memories on): the
+  relevance model (`memindex.relevance`) decides among them, P(relevant) against its bar,
+  at most `max_inject`;
+- otherwise the hand-set rules (`by_rules`: `match_strategy: fts5_bm25`, and stores under
+  CALIBRATED_MIN_DOCS memories): the top hits scoring at least `relative_cutoff` of the
+  best, each covering `min_coverage` of the prompt's IDF mass and `min_relative_coverage`
+  of the best pick's (half for a file-anchored memory); a question about the world ("how
+  does X work?") only by a memory holding all its words; with the worker, a word match
+  whose cosine trails the nearest memory's by `semantic.max_cosine_gap` dropped, and the
+  nearest memory added when it stands `semantic.min_standout` above the next nine;
 - the file at hand (`on_file`, the PreToolUse hook, off unless `retrieval.tool_anchors`):
   memories anchored to the file the assistant is about to open, when they still fit the
   user's latest prompt (half `min_coverage`) and this session was not shown them yet.

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..index.reader import Watch
+    from .door import PromptInput
 
 from ..config import RULE_THRESHOLDS, Config
 from ..defaults import CAPTURE_TAG
@@ -55,20 +56,24 @@ def search_hits(
     them out altogether). `watch`: a resident reader's own (`index.reader`). `record`: the use
     log's channel the answer is shown to a model by (`search`, `mcp`; memindex/usage.py), when
     review.usage is on."""
+    from ..index.reader import fresh_reader
+    from ..index.reading import read_index
     from ..retrieval.query import Filters, Params, search
-    from ..index.reader import open_fresh_reader
 
-    conn = open_fresh_reader(root, cfg, allow_sync=allow_sync, watch=watch)
-    try:
-        filters = Filters.from_config(cfg, categories=tuple(categories), tag=tag, include_inactive=include_inactive)
-        limit = limit if limit is not None else cfg["retrieval.search_limit"]
-        if cfg["semantic.enabled"] and not lexical:
-            conn = _embedded(conn, root, cfg, allow_sync=allow_sync, progress=progress)
-            hits = _fused(conn, root, cfg, text, limit, Params.from_config(cfg), filters)
-        else:
-            hits = search(conn, text, limit=limit, params=Params.from_config(cfg), filters=filters, related=True)
-    finally:
-        conn.close()
+    filters = Filters.from_config(cfg, categories=tuple(categories), tag=tag, include_inactive=include_inactive)
+    limit = limit if limit is not None else cfg["retrieval.search_limit"]
+
+    def use(conn) -> list[Hit]:
+        if not cfg["semantic.enabled"] or lexical:
+            return search(conn, text, limit=limit, params=Params.from_config(cfg), filters=filters, related=True)
+        embedded = _embedded(conn, root, cfg, allow_sync=allow_sync, progress=progress)
+        try:
+            return _fused(embedded, root, cfg, text, limit, Params.from_config(cfg), filters)
+        finally:
+            if embedded is not conn:
+                embedded.close()
+
+    hits = read_index(root, cfg, warn, use, reader=fresh_reader(root, cfg, allow_sync=allow_sync, watch=watch))
     hits = sorted(hits, key=lambda h: CAPTURE_TAG in h.tags)  # stable: each part keeps its order
     if record and cfg["review.usage"]:
         from .. import usage
@@ -134,14 +139,12 @@ def recent_sessions(root: str, cfg: Config, limit: int, allow_sync: bool = True,
                     record: str | None = None) -> list[Hit]:
     """The latest active session summaries, newest first (what SessionStart can inject);
     `record` as for `search_hits`."""
+    from ..index.reader import fresh_reader
+    from ..index.reading import read_index
     from ..retrieval.query import latest
-    from ..index.reader import open_fresh_reader
 
-    conn = open_fresh_reader(root, cfg, allow_sync=allow_sync, watch=watch)
-    try:
-        hits = latest(conn, "session_summary", limit)
-    finally:
-        conn.close()
+    hits = read_index(root, cfg, warn, lambda conn: latest(conn, "session_summary", limit),
+                      reader=fresh_reader(root, cfg, allow_sync=allow_sync, watch=watch))
     if record and cfg["review.usage"]:
         from .. import usage
 
@@ -179,42 +182,37 @@ def read_memory(root: str, cfg: Config, path: str, record: str | None = None) ->
 
 
 def explain(
-    root: str, cfg: Config, prompt: str, file: str | None = None, allow_sync: bool = True, watch: Watch | None = None
+    root: str, cfg: Config, prompt: str, file: str | None = None, allow_sync: bool = True, watch: Watch | None = None,
+    hook_input: PromptInput | None = None,
 ) -> dict[str, Any]:
     """What the prompt hook would inject for `prompt` (or, with `file`, what the
     PreToolUse hook would add when the model opens it), and the rule that kept or dropped
-    each memory considered: a JSON-ready dict."""
-    from .inject import decide, on_file, worker_view
-    from ..store.paths import display_prefix
-    from .prompt import dense_text
-    from ..index.reader import open_fresh_reader
+    each memory considered: a JSON-ready dict. `hook_input`: the hook's own input (its
+    transcript and session read as the hook reads them: `policy.door`), in place of
+    `prompt` and `file`; then exactly what the hook decides for it."""
+    from .door import ASKED, PromptInput, decide_file, decide_prompt
 
-    conn = open_fresh_reader(root, cfg, allow_sync=allow_sync, watch=watch)
-    dense, semantic = None, "off (semantic.enabled is false)"
+    exact = hook_input is not None
+    inp = hook_input if exact else PromptInput(prompt, file=file)
+    file = inp.file
+    from ..index.reader import fresh_reader
+
+    reader = fresh_reader(root, cfg, allow_sync=allow_sync, watch=watch)
+    refused = lambda conn, answer: _refusals(conn, root, answer)  # noqa: E731
     if file is not None:
+        decided = decide_file(root, cfg, inp, warn, reader=reader, also=refused, explain=not exact)
         semantic = "not used by the PreToolUse hook"
-    elif cfg["semantic.enabled"]:  # the hook asks the worker; so does explain (it never starts one)
-        from ..defaults import DENSE_K
-        from ..semantic import client
+    else:  # the hook asks the worker; so does explain (it never starts one)
+        decided = decide_prompt(root, cfg, inp, warn, budget_s=1.0, reader=reader, also=refused, explain=True)
+        semantic = {ASKED: "the worker answered" if decided.outcome is not None and decided.outcome.dense is not None
+                    else "the worker did not answer in time: lexical rules alone"}.get(
+            decided.worker, "no worker running: the lexical rules alone (as the hook without it)")
+        if not cfg["semantic.enabled"]:
+            semantic = "off (semantic.enabled is false)"
+    from .inject import Outcome
 
-        pending = client.begin(root, dense_text(prompt, [], cfg), k=DENSE_K, budget_s=1.0)
-        dense = None if pending is None else worker_view(pending)
-        semantic = "the worker was asked" if pending else "no worker running: the lexical rules alone (as the hook without it)"
-    from ..index.reads import invalid_files
-    from ..store.files import refusals
-
-    try:
-        outcome = on_file(conn, file, prompt, cfg) if file is not None else decide(conn, prompt, cfg, dense=dense)
-        from .staleness import apply
-
-        notes = apply(conn, outcome, cfg) if file is None else {}  # the last review's words, as the hook says them
-        refused = refusals(root, invalid_files(conn))  # never considered: the index does not hold them
-    finally:
-        conn.close()
-    if dense is not None:
-        semantic = "the worker answered" if outcome.dense is not None else "the worker did not answer in time: lexical rules alone"
-    prefix = display_prefix(root)
-
+    outcome, notes, refused, prefix, prompt = decided.outcome or Outcome(), decided.notes, decided.refused, \
+        decided.prefix, decided.prompt
     sources = {d.path: source_of(root, d.path, int(cfg["index.max_file_bytes"])) for d in outcome.decisions}
     uses: dict = {}
     if cfg["review.usage"]:  # this user's use of each memory (memindex/usage.py)
@@ -230,7 +228,9 @@ def explain(
 
         settings["min_confidence"] = load("semantic" if outcome.dense is not None else "lexical").min_confidence
     return {
-        "prompt": prompt, **({"file": file} if file is not None else {}), "intent": outcome.intent,
+        "prompt": prompt, **({"file": file} if file is not None else {}),
+        **({"turns": decided.turns} if exact else {}),  # the transcript's earlier turns the prompt was read with
+        "intent": outcome.intent,
         "settings": settings, "semantic": semantic,
         "injected": [shown(prefix, h.path) or "" for h in outcome.hits],
         "notes": {shown(prefix, p) or "": n for p, n in notes.items()},
@@ -243,6 +243,14 @@ def explain(
             for d in outcome.decisions
         ],
     }
+
+
+def _refusals(conn, root: str, answer) -> None:
+    """The memory files the index refused: never considered, the index does not hold them."""
+    from ..index.reads import invalid_files
+    from ..store.files import refusals
+
+    answer.refused = refusals(root, invalid_files(conn))
 
 
 def source_of(root: str, path: str, max_bytes: int) -> dict[str, str] | None:
