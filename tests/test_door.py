@@ -178,3 +178,33 @@ def test_every_hook_reports_config_warnings_on_stderr(event: str, tmp_path: Path
                           input=json.dumps(payload).encode(), capture_output=True, cwd=project, env=env, timeout=60)
     assert proc.returncode == 0
     assert "config: $MEMINDEX_CONFIG_JSON: retrieval.max_inject" in proc.stderr.decode(), proc.stderr
+
+
+def test_explain_hook_input_with_a_lone_surrogate_escape_answers(memory_root: Path, tmp_path: Path) -> None:
+    """A lone surrogate escape is valid JSON the hook takes; `explain --hook-input --json`
+    prints it as U+FFFD instead of failing to encode it."""
+    from conftest import run_cli, write_mem
+    from memindex.index.sync import sync
+
+    write_mem(memory_root, "runbook", "flaky-ci", "Flaky CI integration tests", ["ci", "flaky"])
+    sync(memory_root)
+    payload = tmp_path / "hook.json"
+    payload.write_text('{"prompt": "\\udc00 the integration tests are flaky in CI", "cwd": "%s"}' % memory_root.parent.parent)
+    done = run_cli("--root", str(memory_root), "explain", "--hook-input", str(payload), "--json")
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["prompt"].startswith("\ufffd") and "flaky" in answer["prompt"]
+
+
+def test_the_hook_answers_a_prompt_with_a_lone_surrogate_escape(memory_root: Path) -> None:
+    """The prompt's lone surrogate escape does not break the hook's memo and use log: the
+    rest of the prompt gets its memory (it once failed with a UnicodeEncodeError, silently)."""
+    from conftest import write_mem
+    from memindex import hook
+    from memindex.index.sync import sync
+
+    write_mem(memory_root, "runbook", "flaky-ci", "Flaky CI integration tests", ["ci", "flaky"])
+    sync(memory_root)
+    raw = ('{"prompt": "\\udc00 the integration tests are flaky in CI", "session_id": "s1", "cwd": "%s"}'
+           % memory_root.parent.parent).encode()
+    assert "runbooks/flaky-ci.json" in hook.run("prompt", raw)

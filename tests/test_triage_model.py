@@ -19,6 +19,7 @@ from memindex_dev.evaluation.sets import LOCOMO_JSON
 REPO = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow  # a whole training run: .ci/run runs it in its own step
 @pytest.mark.skipif(not LOCOMO_JSON.exists(), reason="LoCoMo (../shared/data/locomo) is part of the training data")
 def test_the_shipped_model_is_what_the_training_script_produces() -> None:
     sys.path.insert(0, str(REPO / "scripts"))

@@ -61,6 +61,10 @@ class PromptInput:
             if file is None and not isinstance(tool_input, dict):
                 raise ValueError("hook input has no prompt")
             prompt = None
+        else:  # a lone surrogate escape is valid JSON, but no text to search, log or write
+            from ..text.words import valid_unicode
+
+            prompt = valid_unicode(prompt)
         return cls(prompt, data.get("transcript_path"), data.get("session_id"), file)
 
 

@@ -424,7 +424,7 @@ def test_post_tool_use_reindexes_memory_files_written_by_the_model(claude, demo_
     assert seen["edit"] is not None, f"the memory the model edited was not re-indexed within 2 s of the Edit's result: {seen}"
     # the control file, written just before the Write, is not indexed 2 s after the Write's result, nor later
     assert seen["control"] == [] and seen["control_later"] == [], seen
-    assert search_paths(demo_project, "numbat") == []
+    # (once the session ends, its capture's sync may walk the store and take the control file)
     memindex(demo_project, "sync", "--quiet")
     assert search_paths(demo_project, "numbat") == [".claude/memory/constraints/numbat-quota.json"]  # a valid memory
 

@@ -36,6 +36,27 @@ def _unsafe_chars() -> frozenset[str]:
 UNSAFE = _unsafe_chars()
 
 
+def _session_json(out: str, root: Path | None, max_lines: int, soft: list[str] | None) -> tuple[list[str], list[str]]:
+    """`{"systemMessage": one line for the user}` (SessionStart's health or review line,
+    never the model's), optionally with `hookSpecificOutput.additionalContext`: a block."""
+    try:
+        data = json.loads(out)
+    except ValueError:
+        return [], [f"not one <memory-context> block nor JSON: {out[:200]!r}"]
+    problems: list[str] = []
+    if not isinstance(data, dict) or set(data) - {"systemMessage", "hookSpecificOutput"}:
+        return [], [f"unexpected JSON output: {out[:200]!r}"]
+    message = data.get("systemMessage", "")
+    if not isinstance(message, str) or any(ch in BREAKS + "\n" for ch in message) or "<memory-context" in message:
+        problems.append(f"the user's line is not one escaped line: {message[:200]!r}")
+    spec = data.get("hookSpecificOutput") or {}
+    block = spec.get("additionalContext", "") if isinstance(spec, dict) else ""
+    if not isinstance(block, str):
+        return [], problems + ["additionalContext is not text"]
+    paths, more = parse_block(block, root, max_lines, soft) if block else ([], [])
+    return paths, problems + more
+
+
 def parse_block(out: str, root: Path | None = None, max_lines: int = 20, soft: list[str] | None = None) -> tuple[list[str], list[str]]:
     """(paths shown, problems) of a hook's stdout. Nothing is fine; anything else must be
     exactly one well-formed <memory-context> block of escaped one-line memories. Control
@@ -43,6 +64,8 @@ def parse_block(out: str, root: Path | None = None, max_lines: int = 20, soft: l
     go to `soft` when it is given: a weakness, not an escape."""
     if out == "":
         return [], []
+    if out.startswith("{"):  # SessionStart's Claude Code JSON: a line for the user, maybe a block for the model
+        return _session_json(out, root, max_lines, soft)
     problems: list[str] = []
     paths: list[str] = []
     if not out.endswith("\n"):
