@@ -97,11 +97,6 @@ def cmd_explain(args: argparse.Namespace, root: str, cfg: Config) -> int:
         inp = PromptInput.from_hook(args.hook_input)
         file = inp.file
         answer = explain(root, cfg, "", allow_sync=not args.no_sync, hook_input=inp)
-        from ..text.words import valid_unicode
-
-        # the payload's text as shown: a lone surrogate escape (valid JSON) is no character to print
-        answer["prompt"] = valid_unicode(answer.get("prompt", ""))
-        answer["turns"] = [valid_unicode(t) for t in answer.get("turns", [])]
     elif not args.prompt:
         raise UsageError("give the prompt to explain, or --hook-input FILE")
     else:

@@ -6,8 +6,6 @@ hooks' side: the prompt hook runs it under `python3 -I -S`.
 
 from __future__ import annotations
 
-from .freshen import build_missing_index
-
 TYPE_CHECKING = False  # annotations only
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -40,6 +38,8 @@ def read_index(root, cfg, say: Say, use: Callable, *, reader: Callable | None = 
     except IndexTooNew:
         raise
     except IndexUnavailable:
+        from .freshen import build_missing_index  # (only then: a fresh index's prompt loads no starter)
+
         if not build or not build_missing_index(root, say):
             raise
         return _read(root, cfg, say, use, refresh)
@@ -47,6 +47,8 @@ def read_index(root, cfg, say: Say, use: Callable, *, reader: Callable | None = 
         if not build or not is_corruption(exc):
             raise
         say(f"the index is damaged ({exc})")
+        from .freshen import build_missing_index
+
         if not build_missing_index(root, say, rebuild=True):
             raise IndexUnavailable("a rebuild was started") from None
         return _read(root, cfg, say, use, refresh)
