@@ -180,7 +180,7 @@ def test_explain_shows_each_candidate_s_probability_and_what_moved_it(root: Path
     assert all(0.0 <= c["probability"] <= 1.0 for c in considered)
 
 
-@pytest.mark.slow  # a whole training run (~25 s): .ci/run runs it in its own step
+@pytest.mark.slow  # a whole training run: .ci/run runs it in its own step
 def test_the_shipped_lexical_model_is_what_training_produces() -> None:
     out = subprocess.run([sys.executable, str(REPO / "scripts" / "train_relevance.py"), "--check"],
                          capture_output=True, text=True, cwd=REPO, timeout=600)
